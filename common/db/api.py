@@ -1,0 +1,162 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""One oslo.db enginefacade per database, with Berth's SQLite rules.
+
+Functions that touch a database are decorated with :meth:`Database.reader`
+or :meth:`Database.writer` and take the request context as their first
+argument; the session is then ``context.session``.
+
+SQLite is the embedded default and must never answer a concurrent request
+with "database is locked". Two measures make that so:
+
+* every SQLite connection runs in WAL mode with a long busy timeout, so
+  readers never wait for the writer and another process's writer is waited
+  for instead of failing;
+* inside one process, writer transactions take a process-wide lock and open
+  with ``BEGIN IMMEDIATE``, so two threads never both hold a read snapshot
+  and then race to upgrade it to a write lock (which SQLite resolves by
+  failing one of them at once, whatever the timeout).
+"""
+
+import functools
+import logging
+import threading
+
+from oslo_db.sqlalchemy import enginefacade
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from common import exception
+
+LOG = logging.getLogger(__name__)
+
+_SQLITE_BUSY_TIMEOUT_MS = 60000
+
+
+def _sqlite_on_connect(dbapi_conn, _record):
+    # NOTE: the pysqlite driver's own transaction handling would issue a
+    # deferred BEGIN behind our back; take control so that writers can say
+    # BEGIN IMMEDIATE (see _sqlite_on_begin).
+    dbapi_conn.isolation_level = None
+    cursor = dbapi_conn.cursor()
+    cursor.execute('PRAGMA busy_timeout = %d' % _SQLITE_BUSY_TIMEOUT_MS)
+    cursor.execute('PRAGMA foreign_keys = ON')
+    try:
+        cursor.execute('PRAGMA journal_mode = WAL')
+        cursor.execute('PRAGMA synchronous = NORMAL')
+    except Exception:  # pragma: no cover - :memory: databases refuse WAL
+        pass
+    cursor.close()
+
+
+class Database(object):
+    """A named database: its enginefacade and its reader/writer decorators."""
+
+    def __init__(self, name):
+        """
+        :param name: a label for logs and errors, e.g. "placement".
+        """
+        self.name = name
+        self.context_manager = enginefacade.transaction_context()
+        self._configured = False
+        self._config_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._local = threading.local()
+        self.is_sqlite = False
+        self.connection = None
+
+    def configure(self, conf_group):
+        """Point this database at the connection in an oslo.db option group.
+
+        May be called once per process; later calls with the same URL are
+        ignored so that every entry point can call it safely.
+
+        :param conf_group: e.g. ``CONF.placement_database``.
+        :raises common.exception.DBNotConfigured: when no connection is set.
+        """
+        with self._config_lock:
+            if self._configured:
+                return
+            if not conf_group.connection:
+                raise exception.DBNotConfigured(name=self.name)
+            url = conf_group.connection
+            self.is_sqlite = url.startswith('sqlite')
+            options = dict(
+                connection=url,
+                max_pool_size=conf_group.max_pool_size,
+                max_overflow=conf_group.max_overflow,
+                pool_timeout=conf_group.pool_timeout,
+                max_retries=conf_group.max_retries,
+                connection_recycle_time=conf_group.connection_recycle_time,
+                sqlite_synchronous=conf_group.sqlite_synchronous,
+                mysql_sql_mode=conf_group.mysql_sql_mode,
+            )
+            self.context_manager.configure(**options)
+            self.connection = url
+            self._configured = True
+
+    def engine(self):
+        """The writer engine, creating it (and its listeners) on first use."""
+        engine = self.context_manager.writer.get_engine()
+        if self.is_sqlite and not getattr(engine, '_berth_listeners', False):
+            with self._config_lock:
+                if not getattr(engine, '_berth_listeners', False):
+                    event.listen(engine, 'connect', _sqlite_on_connect)
+                    # NOTE: oslo.db emits a plain BEGIN of its own unless
+                    # the connection says a transaction is already open;
+                    # ours runs first and says so.
+                    event.listen(engine, 'begin', self._sqlite_on_begin,
+                                 insert=True)
+                    engine.pool.dispose()
+                    engine._berth_listeners = True
+        return engine
+
+    def _sqlite_on_begin(self, conn):
+        if 'in_transaction' in conn.info:
+            return
+        mode = 'IMMEDIATE' if getattr(self._local, 'writing', 0) else ''
+        conn.exec_driver_sql('BEGIN %s' % mode)
+        conn.info['in_transaction'] = True
+
+    def dispose(self):
+        """Close every pooled connection (tests, and after a fork)."""
+        if self._configured:
+            self.engine().dispose()
+
+    @property
+    def reader(self):
+        """Decorator: run the function in a read transaction."""
+        return self._wrap(self.context_manager.reader)
+
+    @property
+    def writer(self):
+        """Decorator: run the function in a write transaction."""
+        return self._wrap(self.context_manager.writer, writing=True)
+
+    def _wrap(self, mode, writing=False):
+        def decorator(fn):
+            inner = mode(fn)
+
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                self.engine()
+                if not (writing and self.is_sqlite):
+                    return inner(*args, **kwargs)
+                with self._write_lock:
+                    self._local.writing = getattr(
+                        self._local, 'writing', 0) + 1
+                    try:
+                        return inner(*args, **kwargs)
+                    finally:
+                        self._local.writing -= 1
+            return wrapper
+        return decorator
+
+
+def is_unique_violation(exc):
+    """True when ``exc`` is a duplicate-key error on any backend."""
+    from oslo_db import exception as db_exc
+    return isinstance(exc, db_exc.DBDuplicateEntry) or (
+        isinstance(exc, sa.exc.IntegrityError) and
+        'unique' in str(exc).lower())

@@ -1,0 +1,35 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Exceptions shared across services.
+
+HTTP APIs map these onto status codes; RPC servers list them as expected
+exceptions so that callers get the reason, not a traceback.
+"""
+
+
+class BerthException(Exception):
+    """Base of Berth's exceptions: a message template with keyword values."""
+
+    msg_fmt = 'An unknown error occurred.'
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                message = self.msg_fmt
+        self.message = message
+        super().__init__(message)
+
+    def __str__(self):
+        return self.message
+
+
+class ConfigurationError(BerthException):
+    msg_fmt = 'Invalid configuration: %(reason)s'
+
+
+class DBNotConfigured(ConfigurationError):
+    msg_fmt = 'No connection is configured for the %(name)s database.'
