@@ -13,8 +13,16 @@ cors_group = 'cors'
 
 
 def register_opts(conf):
-    """Register oslo.middleware's [cors] options."""
+    """Register oslo.middleware's [cors] options with Berth's defaults."""
     conf.register_opts(cors.CORS_OPTS, group=cors_group)
+    # NOTE: browsers may only send and read the headers listed here; the
+    # microversion and request id headers are what API clients need.
+    cors.set_defaults(
+        allow_headers=['X-Auth-Token', 'X-Openstack-Request-Id',
+                       'OpenStack-API-Version'],
+        expose_headers=['X-Auth-Token', 'X-Openstack-Request-Id',
+                        'OpenStack-API-Version'],
+        allow_methods=['GET', 'PUT', 'POST', 'DELETE', 'PATCH'])
 
 
 def list_opts():

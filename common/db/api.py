@@ -21,6 +21,7 @@ with "database is locked". Two measures make that so:
 
 import functools
 import logging
+import os
 import threading
 
 from oslo_db.sqlalchemy import enginefacade
@@ -48,6 +49,14 @@ def _sqlite_on_connect(dbapi_conn, _record):
     except Exception:  # pragma: no cover - :memory: databases refuse WAL
         pass
     cursor.close()
+
+
+def _ensure_sqlite_directory(url):
+    """Create the directory of an SQLite file so a first start just works."""
+    database = sa.engine.make_url(url).database
+    if database and database != ':memory:':
+        directory = os.path.dirname(os.path.abspath(database))
+        os.makedirs(directory, exist_ok=True)
 
 
 class Database(object):
@@ -82,6 +91,8 @@ class Database(object):
                 raise exception.DBNotConfigured(name=self.name)
             url = conf_group.connection
             self.is_sqlite = url.startswith('sqlite')
+            if self.is_sqlite:
+                _ensure_sqlite_directory(url)
             options = dict(
                 connection=url,
                 max_pool_size=conf_group.max_pool_size,

@@ -183,11 +183,5 @@ def loadapp(conf):
     app = _mount_healthcheck(app, conf)
     if conf.cors.allowed_origin:
         app = cors.CORS(app, conf)
-        app.set_defaults(
-            allow_headers=['X-Auth-Token', 'X-Openstack-Request-Id',
-                           'OpenStack-API-Version'],
-            expose_headers=['X-Auth-Token', 'X-Openstack-Request-Id',
-                            'OpenStack-API-Version'],
-            allow_methods=['GET', 'PUT', 'POST', 'DELETE'])
     app = request_id.RequestId(app)
     return app

@@ -9,6 +9,8 @@
 import logging
 import signal
 import sys
+import threading
+import threading
 
 from cheroot import wsgi as cheroot_wsgi
 from oslo_config import cfg
@@ -63,9 +65,17 @@ def main(argv=None):
     app = build_application(conf)
     server = make_server(conf, app)
 
+    stopping = []
+
     def _stop(signum, _frame):
         LOG.info('Signal %d received, stopping', signum)
-        server.stop()
+        # NOTE: cheroot's stop() waits for the serve loop to leave its
+        # selector, and that loop runs in this main thread, under this very
+        # handler: stopping inline deadlocks. Stop from another thread.
+        if not stopping:
+            stopping.append(threading.Thread(target=server.stop,
+                                             name='berth-stop'))
+            stopping[0].start()
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
@@ -77,7 +87,10 @@ def main(argv=None):
     try:
         server.serve()
     finally:
-        server.stop()
+        if stopping:
+            stopping[0].join()
+        else:
+            server.stop()
     return 0
 
 
