@@ -22,9 +22,11 @@ with "database is locked". Two measures make that so:
 import functools
 import logging
 import os
+import sys
 import threading
 
 from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import engines as oslo_engines
 import sqlalchemy as sa
 from sqlalchemy import event
 
@@ -33,6 +35,10 @@ from common import exception
 LOG = logging.getLogger(__name__)
 
 _SQLITE_BUSY_TIMEOUT_MS = 60000
+# Connections kept open per SQLite engine (one per busy server thread),
+# and how many more may be opened, and closed again, under a burst.
+_SQLITE_POOL_SIZE = 32
+_SQLITE_POOL_OVERFLOW = 64
 
 
 def _sqlite_on_connect(dbapi_conn, _record):
@@ -57,6 +63,39 @@ def _ensure_sqlite_directory(url):
     if database and database != ':memory:':
         directory = os.path.dirname(os.path.abspath(database))
         os.makedirs(directory, exist_ok=True)
+
+
+def _keep_sqlite_connections(engine):
+    """Give a file SQLite engine a connection pool instead of none.
+
+    NOTE: oslo.db forces NullPool on file SQLite, so every transaction
+    opened a connection, ran the PRAGMAs above and, closing the last open
+    connection, made SQLite checkpoint the WAL: most of the time of a
+    placement claim. Pooled connections avoid all three. The pool keeps
+    oslo.db's own connect listeners (``_dispatch``); ``:memory:`` engines
+    keep their StaticPool.
+    """
+    old = engine.pool
+    if not isinstance(old, sa.pool.NullPool):
+        return
+    engine.pool = sa.pool.QueuePool(
+        old._creator, pool_size=_SQLITE_POOL_SIZE,
+        max_overflow=_SQLITE_POOL_OVERFLOW, timeout=60,
+        _dispatch=old.dispatch, dialect=old._dialect)
+    old.dispose()
+    # NOTE: oslo.db also sleeps(0) at every check-in so that eventlet can
+    # switch greenthreads. With native threads it only gives the CPU away
+    # while the process-wide SQLite write lock is still held, which on a
+    # loaded host costs milliseconds per write. Eventlet mode keeps it.
+    if not _eventlet_patched() and event.contains(
+            engine, 'checkin', oslo_engines._thread_yield):
+        event.remove(engine, 'checkin', oslo_engines._thread_yield)
+
+
+def _eventlet_patched():
+    """True when eventlet has monkey-patched ``time`` in this process."""
+    eventlet = sys.modules.get('eventlet.patcher')
+    return bool(eventlet and eventlet.is_monkey_patched('time'))
 
 
 class Database(object):
@@ -113,6 +152,7 @@ class Database(object):
         if self.is_sqlite and not getattr(engine, '_berth_listeners', False):
             with self._config_lock:
                 if not getattr(engine, '_berth_listeners', False):
+                    _keep_sqlite_connections(engine)
                     event.listen(engine, 'connect', _sqlite_on_connect)
                     # NOTE: oslo.db emits a plain BEGIN of its own unless
                     # the connection says a transaction is already open;
