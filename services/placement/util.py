@@ -52,6 +52,18 @@ def require_json_content(req):
             % content_type)
 
 
+def _uuid_format(instance):
+    # NOTE: upstream accepts hyphen-less UUIDs wherever a schema asks for
+    # the uuid format; jsonschema's own check insists on the hyphens.
+    if not isinstance(instance, str):
+        return True
+    return is_uuid_like(instance)
+
+
+_FORMAT_CHECKER = jsonschema.FormatChecker()
+_FORMAT_CHECKER.checks('uuid')(_uuid_format)
+
+
 def validate(data, schema, prefix='JSON does not validate'):
     """Validate ``data`` against ``schema``; 400 naming the problem.
 
@@ -60,7 +72,7 @@ def validate(data, schema, prefix='JSON does not validate'):
     offending field and the rule it broke, as upstream clients expect.
     """
     validator = jsonschema.Draft4Validator(
-        schema, format_checker=jsonschema.FormatChecker())
+        schema, format_checker=_FORMAT_CHECKER)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         raise errors.BadRequest('%s: %s' % (prefix, error))
