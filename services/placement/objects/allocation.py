@@ -1,0 +1,388 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Allocations: reading them and replacing a set of consumers' at once.
+
+A claim is the hot path of a scheduler, so :func:`replace_all` keeps it to
+a fixed handful of statements whatever the number of providers: one read of
+the consumers, one of the providers, one of their inventories joined with
+their current usage, one bulk insert, and one conditional generation bump
+per provider. Correctness under concurrency comes from those bumps: two
+writers who read the same usage of a provider cannot both move its
+generation on, so the loser answers 409 and the client retries.
+"""
+
+import collections
+import logging
+
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from common.conf import CONF
+from services.placement.db.api import placement_db
+from services.placement.db import tables
+from services.placement import errors
+from services.placement.objects import catalog
+from services.placement.objects import consumer as consumer_obj
+from services.placement.objects import inventory as inventory_obj
+from services.placement.objects import resource_provider as rp_obj
+
+LOG = logging.getLogger(__name__)
+
+_A = tables.allocations
+_RP = tables.resource_providers
+_INV = tables.inventories
+
+# A consumer request whose generation is not checked (microversion < 1.28).
+UNCHECKED = object()
+
+
+class ConsumerRequest(object):
+    """What one consumer's allocations should become.
+
+    :param uuid: the consumer uuid (canonical form).
+    :param allocations: {provider uuid: {resource class name: amount}}; an
+        empty dict removes every allocation of the consumer.
+    :param project_id: external project id; None keeps the consumer's
+        (or, for a new one, uses the "incomplete consumer" project).
+    :param user_id: the same for the user.
+    :param generation: the generation the client saw, or UNCHECKED.
+    :param consumer_type: a type name, or None to leave it as it is.
+    """
+
+    def __init__(self, uuid, allocations, project_id=None, user_id=None,
+                 generation=UNCHECKED, consumer_type=None):
+        self.uuid = uuid
+        self.allocations = allocations
+        self.project_id = project_id
+        self.user_id = user_id
+        self.generation = generation
+        self.consumer_type = consumer_type
+
+
+def _rc_name(ctx, rc_id):
+    return catalog.RESOURCE_CLASSES.name_for(ctx, rc_id)
+
+
+@placement_db.reader
+def get_for_consumer(ctx, consumer_uuid):
+    """A consumer's allocations and the consumer itself.
+
+    :returns: (consumer dict or None, list of dicts with resource_provider
+        (uuid), generation (the provider's), resource_class, used,
+        created_at, updated_at).
+    """
+    rows = ctx.session.execute(
+        sa.select(_RP.c.uuid, _RP.c.generation, _A.c.resource_class_id,
+                  _A.c.used, _A.c.created_at, _A.c.updated_at)
+        .select_from(_A.join(_RP, _A.c.resource_provider_id == _RP.c.id))
+        .where(_A.c.consumer_id == consumer_uuid)).all()
+    consumer = consumer_obj.get_by_uuid(ctx, consumer_uuid) if rows else None
+    return consumer, [
+        {'resource_provider': row.uuid, 'generation': row.generation,
+         'resource_class': _rc_name(ctx, row.resource_class_id),
+         'used': row.used, 'created_at': row.created_at,
+         'updated_at': row.updated_at}
+        for row in rows]
+
+
+@placement_db.reader
+def get_for_provider(ctx, provider_id):
+    """Every allocation against a provider.
+
+    :returns: dicts with consumer_id, resource_class, used, created_at and
+        updated_at.
+    """
+    rows = ctx.session.execute(
+        sa.select(_A.c.consumer_id, _A.c.resource_class_id, _A.c.used,
+                  _A.c.created_at, _A.c.updated_at)
+        .where(_A.c.resource_provider_id == provider_id)
+        .order_by(_A.c.id)).all()
+    return [{'consumer_id': row.consumer_id,
+             'resource_class': _rc_name(ctx, row.resource_class_id),
+             'used': row.used, 'created_at': row.created_at,
+             'updated_at': row.updated_at} for row in rows]
+
+
+def resolve_classes(ctx, requests):
+    """{class name: id} for every class named in ``requests``.
+
+    Done before the write transaction opens: the catalogue cache rarely
+    needs the database.
+
+    :raises errors.BadRequest: a class does not exist.
+    """
+    ids = {}
+    for req in requests:
+        for resources in req.allocations.values():
+            for name in resources:
+                if name in ids:
+                    continue
+                ids[name] = catalog.RESOURCE_CLASSES.id_for(ctx, name)
+                if ids[name] is None:
+                    raise errors.BadRequest(
+                        'Unable to allocate inventory for consumer %s: No '
+                        'such resource class %s.' % (req.uuid, name))
+    return ids
+
+
+def _providers_query():
+    """The query of :func:`_load_providers`, built once.
+
+    Takes the expanding parameters ``uuids`` (the providers) and
+    ``replaced`` (consumers whose allocations are not to be counted).
+    """
+    rp2 = _RP.alias('rp2')
+    usage = (sa.select(_A.c.resource_provider_id, _A.c.resource_class_id,
+                       sa.func.sum(_A.c.used).label('usage'))
+             .select_from(_A.join(rp2, _A.c.resource_provider_id == rp2.c.id))
+             .where(rp2.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
+             .where(_A.c.consumer_id.not_in(
+                 sa.bindparam('replaced', expanding=True)))
+             .group_by(_A.c.resource_provider_id, _A.c.resource_class_id)
+             .subquery())
+    return (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
+                      _INV.c.resource_class_id, _INV.c.total,
+                      _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
+                      _INV.c.step_size, _INV.c.allocation_ratio,
+                      sa.func.coalesce(usage.c.usage, 0).label('usage'))
+            .select_from(
+                _RP.outerjoin(_INV, _INV.c.resource_provider_id == _RP.c.id)
+                .outerjoin(usage, sa.and_(
+                    _INV.c.resource_provider_id ==
+                    usage.c.resource_provider_id,
+                    _INV.c.resource_class_id == usage.c.resource_class_id)))
+            .where(_RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))))
+
+
+# NOTE: built once: composing a statement costs more Python time than
+# SQLite takes to run it, and claims are the hot path.
+_PROVIDERS_QUERY = _providers_query()
+
+
+def _load_providers(ctx, uuids, replaced):
+    """The providers named in a claim, with inventories and usage.
+
+    One query: the providers left-joined with their inventories and with
+    the sum of their allocations per class, not counting the allocations of
+    the consumers being replaced (they are about to go).
+
+    :param uuids: the provider uuids.
+    :param replaced: uuids of consumers whose allocations are replaced.
+    :returns: ({uuid: provider dict (id, uuid, generation)},
+        {(provider id, class id): inventory row with ``usage``}).
+    :raises errors.BadRequest: a provider does not exist.
+    """
+    if not uuids:
+        return {}, {}
+    uuids = sorted(uuids)
+    providers, inventory = {}, {}
+    rows = ctx.session.connection().execute(
+        _PROVIDERS_QUERY, {'uuids': uuids, 'replaced': sorted(replaced)})
+    for row in rows:
+        providers[row.uuid] = {'id': row.id, 'uuid': row.uuid,
+                               'generation': row.generation}
+        if row.resource_class_id is not None:
+            inventory[(row.id, row.resource_class_id)] = row
+    for uuid in uuids:
+        if uuid not in providers:
+            raise errors.BadRequest(
+                "Allocation for resource provider '%s' that does not exist."
+                % uuid)
+    return providers, inventory
+
+
+def _unable(message):
+    return errors.Conflict('Unable to allocate inventory: %s' % message)
+
+
+def _check_capacity(wanted, providers, inventory, class_ids):
+    """Check every new allocation against its provider's inventory.
+
+    :param wanted: list of (provider uuid, class name, amount), one entry
+        per allocation to be written.
+    :raises errors.Conflict: a class is not in the inventory, an amount
+        breaks min_unit/max_unit/step_size, or the total would exceed the
+        capacity.
+    """
+    totals = collections.Counter()
+    for rp_uuid, rc_name, amount in wanted:
+        key = (providers[rp_uuid]['id'], class_ids[rc_name])
+        inv = inventory.get(key)
+        if inv is None:
+            raise _unable("Inventory for '%s' on resource provider '%s' "
+                          "invalid." % (rc_name, rp_uuid))
+        if (amount < inv.min_unit or amount > inv.max_unit or
+                amount % inv.step_size):
+            raise _unable(
+                "Unable to create allocation for '%s' on resource provider "
+                "'%s'. The requested amount would violate inventory "
+                "constraints." % (rc_name, rp_uuid))
+        totals[(rp_uuid, rc_name)] += amount
+    for (rp_uuid, rc_name), amount in sorted(totals.items()):
+        inv = inventory[(providers[rp_uuid]['id'], class_ids[rc_name])]
+        capacity = inventory_obj.capacity(inv.total, inv.reserved,
+                                          inv.allocation_ratio)
+        if inv.usage + amount > capacity:
+            raise _unable(
+                "Unable to create allocation for '%s' on resource provider "
+                "'%s'. The requested amount would exceed the capacity."
+                % (rc_name, rp_uuid))
+
+
+def _owner(req, current):
+    """(project, user) external ids to record for a consumer request.
+
+    None where the consumer keeps what it has. Writes older than 1.8 name
+    no owner: a new consumer then gets the configured "incomplete" ids.
+    """
+    project, user = req.project_id, req.user_id
+    if current is None:
+        project = project or CONF.placement.incomplete_consumer_project_id
+        user = user or CONF.placement.incomplete_consumer_user_id
+    else:
+        if project == current['project_id']:
+            project = None
+        if user == current['user_id']:
+            user = None
+    return project, user
+
+
+def _write_consumers(ctx, requests, consumers):
+    """Create, or bump and update, every consumer that keeps allocations.
+
+    Owners and types are looked up (or created) in one go first; for the
+    common re-claim by the same owner there is nothing to look up.
+    """
+    writes = []
+    for req in requests:
+        if not req.allocations:
+            continue
+        current = consumers.get(req.uuid)
+        project, user = _owner(req, current)
+        ctype = req.consumer_type
+        if current is not None and ctype == current['consumer_type']:
+            ctype = None
+        writes.append((req, current, project, user, ctype))
+    owners = consumer_obj.ensure_owners(
+        ctx, [w[2] for w in writes if w[2]], [w[3] for w in writes if w[3]],
+        [w[4] for w in writes if w[4]])
+    for req, current, project, user, ctype in writes:
+        project_pk = owners['project'].get(project)
+        user_pk = owners['user'].get(user)
+        type_pk = owners['consumer_type'].get(ctype)
+        if current is None:
+            consumer_obj.create(ctx, req.uuid, project_pk, user_pk, type_pk)
+            continue
+        changes = {}
+        if project_pk is not None:
+            changes['project_id'] = project_pk
+        if user_pk is not None:
+            changes['user_id'] = user_pk
+        if type_pk is not None:
+            changes['consumer_type_id'] = type_pk
+        consumer_obj.increment_generation(ctx, current, **changes)
+
+
+@placement_db.writer
+def replace_all_in_transaction(ctx, requests, class_ids):
+    """Replace the allocations of several consumers in the caller's
+    transaction (see :func:`replace_all`); the reshaper joins here.
+
+    :param requests: a list of :class:`ConsumerRequest`.
+    :param class_ids: {class name: id} from :func:`resolve_classes`.
+    :returns: the set of provider uuids whose generation was bumped.
+    """
+    conn = ctx.session.connection()
+    consumers = consumer_obj.get_by_uuids(ctx, [r.uuid for r in requests])
+    for req in requests:
+        if req.generation is not UNCHECKED:
+            consumer_obj.check_generation(consumers.get(req.uuid),
+                                          req.generation)
+    # NOTE: only consumers that exist can hold allocations, so a first
+    # claim deletes nothing (and, on MySQL, takes no gap locks).
+    existing = sorted(r.uuid for r in requests if r.uuid in consumers)
+    providers, inventory = _load_providers(
+        ctx, {rp for r in requests for rp in r.allocations}, existing)
+    wanted = [(rp_uuid, rc_name, amount)
+              for r in requests
+              for rp_uuid, resources in sorted(r.allocations.items())
+              for rc_name, amount in sorted(resources.items())]
+    _check_capacity(wanted, providers, inventory, class_ids)
+    if existing:
+        conn.execute(_A.delete().where(_A.c.consumer_id.in_(existing)))
+    _write_consumers(ctx, requests, consumers)
+    now = timeutils.utcnow()
+    rows = [{'resource_provider_id': providers[rp_uuid]['id'],
+             'consumer_id': r.uuid, 'resource_class_id': class_ids[rc_name],
+             'used': amount, 'created_at': now}
+            for r in requests
+            for rp_uuid, resources in sorted(r.allocations.items())
+            for rc_name, amount in sorted(resources.items())]
+    if rows:
+        conn.execute(_A.insert(), rows)
+    # NOTE: bump in id order so that two claims over the same providers
+    # lock them in the same order and cannot deadlock each other.
+    touched = sorted(providers.values(), key=lambda p: p['id'])
+    for provider in touched:
+        rp_obj.increment_generation(ctx, provider)
+    emptied = [r.uuid for r in requests
+               if not r.allocations and r.uuid in consumers]
+    consumer_obj.delete_if_unused(ctx, emptied)
+    return {p['uuid'] for p in touched}
+
+
+def _is_duplicate(exc):
+    return isinstance(exc, db_exc.DBDuplicateEntry)
+
+
+# NOTE: rerun a whole write transaction that lost a race: a deadlock
+# (MariaDB, PostgreSQL) or a duplicate project, user or consumer type
+# created by a concurrent request. The rerun sees the winner's work and
+# either succeeds or answers 409 like any other stale read.
+retry_transaction = oslo_db_api.wrap_db_retry(
+    max_retries=5, retry_on_deadlock=True, exception_checker=_is_duplicate,
+    retry_interval=0.05, inc_retry_interval=True, max_retry_interval=0.5)
+
+
+@retry_transaction
+def replace_all(ctx, requests):
+    """Atomically replace the allocations of every consumer in ``requests``.
+
+    All or nothing: the consumers' old allocations go, the new ones are
+    checked against capacity (counting every consumer of the request), the
+    consumers are created, bumped or (when emptied) deleted, and every
+    provider receiving allocations gets a new generation. A deadlock
+    (MariaDB, PostgreSQL) reruns the whole transaction.
+
+    :param requests: a list of :class:`ConsumerRequest`.
+    :raises errors.BadRequest: unknown resource class or provider.
+    :raises errors.Conflict: capacity, inventory, or a consumer or provider
+        generation that moved on.
+    """
+    class_ids = resolve_classes(ctx, requests)
+    replace_all_in_transaction(ctx, requests, class_ids)
+
+
+@placement_db.writer
+def _delete_for_consumer(ctx, consumer_uuid):
+    result = ctx.session.execute(
+        _A.delete().where(_A.c.consumer_id == consumer_uuid))
+    consumer_obj.delete_if_unused(ctx, [consumer_uuid])
+    return result.rowcount
+
+
+@retry_transaction
+def delete_for_consumer(ctx, consumer_uuid):
+    """Remove every allocation of a consumer, and the consumer.
+
+    As upstream, the providers' generations do not change: freeing
+    resources cannot invalidate anybody's view of the capacity.
+
+    :raises errors.NotFound: the consumer holds no allocations.
+    """
+    if not _delete_for_consumer(ctx, consumer_uuid):
+        raise errors.NotFound(
+            "No allocations for consumer '%s'" % consumer_uuid)
