@@ -190,11 +190,10 @@ def parse_member_of(values, version):
         if value.startswith('in:'):
             uuids = _member_of_uuids(value[3:])
         elif ',' in value:
-            keyword = "'in:' or '!in:'" if version >= (1, 32) else "'in:'"
             raise errors.BadRequest(
                 "Multiple values for 'member_of' must be prefixed with the "
-                "%s keyword using the valid microversion. Got: %s"
-                % (keyword, value))
+                "'in:' or '!in:' keyword using the valid microversion. "
+                "Got: %s" % value)
         else:
             uuids = _member_of_uuids(value)
         if negative:

@@ -51,7 +51,10 @@ def make_server(conf, app):
         conf.placement_api.bind_port)
     server = cheroot_wsgi.Server(
         (host, port), app, numthreads=conf.placement_api.threads,
-        server_name='berth-placement-api')
+        server_name='berth-placement-api',
+        # NOTE: cheroot's default listen backlog of 5 resets connections
+        # when a burst of clients (a scheduler fleet) connects at once.
+        request_queue_size=128)
     # NOTE: long keep-alive connections from many clients must not pin
     # every thread; cheroot hands idle connections back to its selector.
     server.timeout = 60

@@ -1,0 +1,85 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The two response shapes of ``GET /allocation_candidates``.
+
+* ``allocation_requests``: a list of bodies ready for ``PUT /allocations``:
+  lists of ``{"resource_provider": {"uuid"}, "resources"}`` at 1.10-1.11,
+  dicts keyed by provider uuid from 1.12, plus ``mappings`` (request group
+  suffix -> provider uuids) from 1.34.
+* ``provider_summaries``: per provider uuid, ``resources`` (capacity and
+  usage; only the requested classes before 1.27), ``traits`` (1.17) and
+  ``parent_provider_uuid``/``root_provider_uuid`` (1.29).
+"""
+
+
+def allocation_requests(version, candidates, uuid_of, rc_name):
+    """The ``allocation_requests`` list.
+
+    :param candidates: list of (allocations, mappings) as produced by
+        :mod:`candidate_combine` (provider and class ids).
+    :param uuid_of: {provider id: uuid}.
+    :param rc_name: {class id: name}.
+    """
+    dict_shape = version >= (1, 12)
+    with_mappings = version >= (1, 34)
+    # NOTE: when groups explode into many candidates, most share their
+    # allocations and their mapping entries; each distinct one is built
+    # once and the (read-only) objects are shared in the response.
+    rendered = {}
+    mapped = {}
+    result = []
+    for allocations, mappings in candidates:
+        allocs = rendered.get(allocations)
+        if allocs is None:
+            allocs = rendered[allocations] = _allocations(
+                dict_shape, allocations, uuid_of, rc_name)
+        body = {'allocations': allocs}
+        if with_mappings:
+            body['mappings'] = entry = {}
+            for suffix, pids in mappings:
+                uuids = mapped.get(pids)
+                if uuids is None:
+                    uuids = mapped[pids] = [uuid_of[p] for p in pids]
+                entry[suffix] = uuids
+        result.append(body)
+    return result
+
+
+def _allocations(dict_shape, allocations, uuid_of, rc_name):
+    per_provider = {}
+    for (pid, rc), amount in sorted(allocations):
+        per_provider.setdefault(pid, {})[rc_name[rc]] = amount
+    if dict_shape:
+        return {uuid_of[pid]: {'resources': resources}
+                for pid, resources in per_provider.items()}
+    return [{'resource_provider': {'uuid': uuid_of[pid]},
+             'resources': resources}
+            for pid, resources in per_provider.items()]
+
+
+def provider_summaries(version, provider_ids, uuid_of, inventories, traits,
+                       tree, rc_name):
+    """The ``provider_summaries`` dict.
+
+    :param provider_ids: ids to summarise, in output order.
+    :param inventories: {id: [(class id, capacity, used)]}.
+    :param traits: {id: set of names} (used from 1.17).
+    :param tree: {id: (uuid, parent id, root id)} (used from 1.29).
+    """
+    with_traits = version >= (1, 17)
+    with_tree = version >= (1, 29)
+    result = {}
+    for pid in provider_ids:
+        summary = {'resources': {
+            rc_name[rc]: {'capacity': capacity, 'used': used}
+            for rc, capacity, used in inventories.get(pid, ())}}
+        if with_traits:
+            summary['traits'] = sorted(traits.get(pid, ()))
+        if with_tree:
+            _uuid, parent, root = tree[pid]
+            summary['parent_provider_uuid'] = (
+                uuid_of[parent] if parent is not None else None)
+            summary['root_provider_uuid'] = uuid_of[root]
+        result[uuid_of[pid]] = summary
+    return result

@@ -1,0 +1,189 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Request groups of ``GET /allocation_candidates`` parsed from the query.
+
+The unsuffixed ``resources``/``required``/``member_of``/``in_tree`` form one
+group whose resources may spread over a tree and its sharing providers.
+Every suffix ``$S`` (digits from 1.25, ``[a-zA-Z0-9_-]{1,64}`` from 1.33)
+forms a granular group that exactly one provider must satisfy. Around the
+groups sit ``group_policy`` (1.25), ``limit`` (1.16), ``root_required``
+(1.35) and ``same_subtree`` (1.36). The per-parameter syntax is parsed by
+:mod:`services.placement.query`; this module adds the grouping rules.
+"""
+
+import collections
+import re
+
+from services.placement import errors
+from services.placement import query
+from services.placement import util
+
+_KEY = re.compile(r'^(resources|required|member_of|in_tree)(.*)$')
+
+RequestGroup = collections.namedtuple(
+    'RequestGroup', 'suffix resources traits member_of in_tree')
+RequestGroup.__doc__ = """One request group.
+
+:suffix: '' for the unsuffixed group, else the suffix as given ('1',
+    '_NET').
+:resources: dict of resource class name -> amount (may be empty for a
+    resourceless granular group, 1.36).
+:traits: :class:`query.RequiredTraits`.
+:member_of: :class:`query.MemberOf`.
+:in_tree: provider uuid or None.
+"""
+
+CandidateRequest = collections.namedtuple(
+    'CandidateRequest',
+    'groups group_policy limit root_required same_subtree')
+CandidateRequest.__doc__ = """Everything a candidates request asks for.
+
+:groups: list of RequestGroup, the unsuffixed one (if any) first, then the
+    granular ones sorted by suffix.
+:group_policy: 'none' or 'isolate' (None when not given).
+:limit: int or None.
+:root_required: :class:`query.RequiredTraits` (any_of unused).
+:same_subtree: list of tuples of suffixes.
+"""
+
+
+def is_granular(group):
+    """True for a suffixed group, which one provider must satisfy."""
+    return group.suffix != ''
+
+
+def _parse_in_tree(value, param):
+    if not util.is_uuid_like(value):
+        raise errors.BadRequest(
+            "Invalid query string parameters: Expected '%s' parameter to "
+            "be a format of uuid. Got: %s" % (param, value))
+    return util.normalize_uuid(value)
+
+
+def _collect(req):
+    """{suffix: {kind: [values]}} over every group parameter of ``req``."""
+    found = collections.OrderedDict()
+    for key in req.GET.keys():
+        match = _KEY.match(key)
+        if not match:
+            continue
+        kind, suffix = match.groups()
+        kinds = found.setdefault(suffix, {})
+        # NOTE: webob repeats a key once per value; keep each value once.
+        if kind not in kinds:
+            kinds[kind] = req.GET.getall(key)
+    return found
+
+
+def _parse_root_required(ctx, req, version):
+    values = req.GET.getall('root_required')
+    if not values:
+        return query.NO_TRAITS
+    value = values[0]
+    if value.startswith('in:'):
+        raise errors.BadRequest(
+            "Invalid query string parameters: Expected 'root_required' "
+            "parameter value of the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. "
+            "Got: %s" % value)
+    return query.parse_required(ctx, [value], version,
+                                param='root_required')
+
+
+def _parse_same_subtree(req, suffixes):
+    result = []
+    for value in req.GET.getall('same_subtree'):
+        names = value.split(',')
+        if any(name == '' for name in names):
+            raise errors.BadRequest(
+                'Empty string (unsuffixed group) can not be specified in '
+                '`same_subtree` ', code=errors.QUERYPARAM_BAD_VALUE)
+        unknown = [name for name in names if name not in suffixes]
+        if unknown:
+            raise errors.BadRequest(
+                'Real suffixes should be specified in `same_subtree`: %s '
+                'not found in %s.' % (unknown, sorted(suffixes)),
+                code=errors.QUERYPARAM_BAD_VALUE)
+        # NOTE: duplicates in one list mean nothing more; squash them
+        # keeping the first occurrence's order.
+        result.append(tuple(collections.OrderedDict.fromkeys(names)))
+    return result
+
+
+def _check_orphans(raw, version):
+    """Upstream's checks for groups lacking a ``resources`` parameter."""
+    if version >= (1, 36):
+        if not any('resources' in kinds for kinds in raw.values()):
+            raise errors.BadRequest(
+                'There must be at least one resources or resources[$S] '
+                'parameter.', code=errors.QUERYPARAM_MISSING_VALUE)
+        return
+    for kind, label in (('required', 'traits'), ('member_of', 'member_of')):
+        orphans = sorted(kind + suffix for suffix, kinds in raw.items()
+                         if kind in kinds and 'resources' not in kinds)
+        if orphans:
+            raise errors.BadRequest(
+                'All %s parameters must be associated with resources. '
+                'Found the following orphaned %s keys: %s'
+                % (label, label, ', '.join(orphans)))
+    if not any('resources' in kinds for kinds in raw.values()):
+        raise errors.BadRequest(
+            'At least one request group (`resources` or `resources{$S}`) '
+            'is required.')
+    if any('resources' not in kinds for kinds in raw.values()):
+        raise errors.BadRequest('All request groups must specify resources.')
+
+
+def parse(ctx, req, version):
+    """Parse the query of a candidates request into a CandidateRequest.
+
+    The query string's shape has already been checked against the schema
+    of the microversion; this checks values and the rules between them.
+
+    :raises errors.BadRequest: with upstream's messages.
+    """
+    raw = _collect(req)
+    _check_orphans(raw, version)
+    groups = []
+    for suffix, kinds in raw.items():
+        resources = {}
+        if 'resources' in kinds:
+            resources = query.parse_resources(
+                ctx, kinds['resources'][-1], param='resources' + suffix)
+        traits = query.parse_required(
+            ctx, kinds.get('required', []), version,
+            param='required' + suffix)
+        member_of = query.parse_member_of(kinds.get('member_of', []),
+                                          version)
+        in_tree = None
+        if 'in_tree' in kinds:
+            in_tree = _parse_in_tree(kinds['in_tree'][-1], 'in_tree' + suffix)
+        groups.append(RequestGroup(suffix, resources, traits, member_of,
+                                   in_tree))
+    if any(g.suffix == '' and not g.resources for g in groups):
+        # NOTE: only suffixed groups may be resourceless (1.36), and only
+        # as members of a same_subtree.
+        raise errors.BadRequest('All request groups must specify resources.')
+    groups.sort(key=lambda g: (g.suffix != '', g.suffix))
+    suffixes = {g.suffix for g in groups if g.suffix}
+    same_subtree = _parse_same_subtree(req, suffixes)
+    in_subtree = {s for names in same_subtree for s in names}
+    for group in groups:
+        if group.suffix and not group.resources and (
+                group.suffix not in in_subtree):
+            raise errors.BadRequest(
+                'Resourceless suffixed group request should be specified '
+                'in `same_subtree` query param: bad group(s) - %s.'
+                % [group.suffix], code=errors.QUERYPARAM_BAD_VALUE)
+    policies = req.GET.getall('group_policy')
+    group_policy = policies[0] if policies else None
+    with_resources = [g for g in groups if g.suffix and g.resources]
+    if len(with_resources) > 1 and group_policy is None:
+        raise errors.BadRequest(
+            'The "group_policy" parameter is required when specifying '
+            'more than one "resources{N}" parameter.')
+    limits = req.GET.getall('limit')
+    limit = int(limits[0]) if limits else None
+    return CandidateRequest(groups, group_policy, limit,
+                            _parse_root_required(ctx, req, version),
+                            same_subtree)
