@@ -71,11 +71,25 @@ def validate(data, schema, prefix='JSON does not validate'):
     'pattern' in schema ... On instance['name']"), which names both the
     offending field and the rule it broke, as upstream clients expect.
     """
-    validator = jsonschema.Draft4Validator(
-        schema, format_checker=_FORMAT_CHECKER)
+    validator = _validator_for(schema)
+    if validator.is_valid(data):
+        return
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is not None:
-        raise errors.BadRequest('%s: %s' % (prefix, error))
+    raise errors.BadRequest('%s: %s' % (prefix, error))
+
+
+# Schemas are module-level constants; building a validator costs far more
+# than validating a small body, so each is built once per process.
+_VALIDATORS = {}
+
+
+def _validator_for(schema):
+    cached = _VALIDATORS.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = (schema, jsonschema.Draft4Validator(
+            schema, format_checker=_FORMAT_CHECKER))
+        _VALIDATORS[id(schema)] = cached
+    return cached[1]
 
 
 def extract_json(req, schema):
