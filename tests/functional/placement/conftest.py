@@ -1,0 +1,238 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Real databases and real placement servers for the functional tests.
+
+Each test session creates its own databases (``berth_func_<random>``) on
+the MariaDB and PostgreSQL servers and drops them at the end. The servers
+are found at ``BERTH_TEST_MYSQL_URL`` / ``BERTH_TEST_POSTGRESQL_URL``
+(SQLAlchemy URLs without a database name; defaults: the local servers
+with root / postgres and no password).
+
+An unreachable server skips its tests on a developer's machine, with the
+reason; in CI (``CI=true``) it fails them, so a broken CI machine can never
+pass by running nothing.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import httpx
+import pytest
+import sqlalchemy as sa
+
+SERVER_URLS = {
+    'mysql': os.environ.get('BERTH_TEST_MYSQL_URL',
+                            'mysql+pymysql://root@127.0.0.1:3306'),
+    'postgresql': os.environ.get('BERTH_TEST_POSTGRESQL_URL',
+                                 'postgresql+psycopg2://postgres@127.0.0.1'
+                                 ':5432'),
+}
+# NOTE: the database a server-level connection opens, to create others.
+_ADMIN_DB = {'mysql': '', 'postgresql': 'postgres'}
+_URL_SUFFIX = {'mysql': '?charset=utf8mb4', 'postgresql': ''}
+
+SERVER_START_TIMEOUT = 60
+SERVER_STOP_TIMEOUT = 30
+
+ADMIN_HEADERS = {
+    'x-auth-token': 'admin',
+    'openstack-api-version': 'placement latest',
+    'accept': 'application/json',
+}
+
+
+def in_ci():
+    """True when running under CI, where nothing may be skipped."""
+    return os.environ.get('CI', '').lower() == 'true'
+
+
+def unavailable(message):
+    """Skip (developer machine) or fail (CI) for a missing service."""
+    if in_ci():
+        pytest.fail('%s (CI=true: a functional test may not skip)'
+                    % message, pytrace=False)
+    pytest.skip(message)
+
+
+class DatabaseServer(object):
+    """One MariaDB or PostgreSQL server: creates and drops databases."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.base_url = SERVER_URLS[kind].rstrip('/')
+        self.engine = sa.create_engine(
+            '%s/%s' % (self.base_url, _ADMIN_DB[kind]),
+            isolation_level='AUTOCOMMIT', poolclass=sa.pool.NullPool,
+            connect_args={'connect_timeout': 5})
+        self.created = []
+
+    def check(self):
+        """Raise if the server does not accept a connection."""
+        with self.engine.connect() as conn:
+            conn.execute(sa.text('SELECT 1'))
+
+    def create(self):
+        """A new empty database; returns its SQLAlchemy URL."""
+        name = 'berth_func_%s' % uuid.uuid4().hex[:12]
+        with self.engine.connect() as conn:
+            if self.kind == 'mysql':
+                conn.execute(sa.text(
+                    'CREATE DATABASE %s CHARACTER SET utf8mb4' % name))
+            else:
+                conn.execute(sa.text('CREATE DATABASE %s' % name))
+        self.created.append(name)
+        return '%s/%s%s' % (self.base_url, name, _URL_SUFFIX[self.kind])
+
+    def drop_all(self):
+        """Drop every database this object created."""
+        with self.engine.connect() as conn:
+            for name in self.created:
+                if self.kind == 'postgresql':
+                    # NOTE: a server that was killed may leave sessions.
+                    conn.execute(sa.text(
+                        'DROP DATABASE IF EXISTS %s WITH (FORCE)' % name))
+                else:
+                    conn.execute(sa.text('DROP DATABASE IF EXISTS %s'
+                                         % name))
+        self.created = []
+        self.engine.dispose()
+
+
+@pytest.fixture(scope='session')
+def database_servers():
+    """Lazily connected database servers, cleaned up at session end."""
+    servers = {}
+    yield servers
+    for server in servers.values():
+        server.drop_all()
+
+
+@pytest.fixture(params=['mysql', 'postgresql'])
+def real_backend(request):
+    """The name of a real database backend ("mysql", "postgresql")."""
+    return request.param
+
+
+@pytest.fixture(params=['sqlite', 'mysql', 'postgresql'])
+def any_backend(request):
+    """Each backend, SQLite included."""
+    return request.param
+
+
+@pytest.fixture
+def make_database(database_servers, tmp_path):
+    """Factory: ``make_database(kind)`` -> URL of a fresh empty database."""
+    def _make(kind):
+        if kind == 'sqlite':
+            return 'sqlite:///%s' % (tmp_path / ('%s.sqlite'
+                                                 % uuid.uuid4().hex))
+        if kind not in database_servers:
+            server = DatabaseServer(kind)
+            try:
+                server.check()
+            except Exception as exc:
+                unavailable('%s server at %s is unreachable: %s'
+                            % (kind, server.base_url,
+                               str(exc).splitlines()[0]))
+            database_servers[kind] = server
+        return database_servers[kind].create()
+    return _make
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def console_script(name):
+    """The path of one of Berth's console scripts in this environment."""
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    if not os.path.exists(path):
+        pytest.fail('%s is not installed beside %s'
+                    % (name, sys.executable))
+    return path
+
+
+class PlacementServer(object):
+    """``berth-placement-api`` in its own process, on a real socket."""
+
+    def __init__(self, db_url, workdir, extra_conf=''):
+        self.port = free_port()
+        self.url = 'http://127.0.0.1:%d' % self.port
+        self.conf_file = os.path.join(workdir, 'berth-%d.conf' % self.port)
+        self.log_file = os.path.join(workdir, 'server-%d.log' % self.port)
+        with open(self.conf_file, 'w') as f:
+            f.write('[api]\nauth_strategy = noauth2\n'
+                    '[placement_database]\nconnection = %s\n'
+                    'sync_on_startup = True\n%s' % (db_url, extra_conf))
+        self.proc = None
+
+    def start(self):
+        """Start the process; return once ``GET /`` answers."""
+        log = open(self.log_file, 'w')
+        self.proc = subprocess.Popen(
+            [console_script('berth-placement-api'),
+             '--config-file', self.conf_file, '--port', str(self.port)],
+            stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail('server exited with %s:\n%s'
+                            % (self.proc.returncode, self.log_tail()))
+            try:
+                httpx.get(self.url + '/', timeout=2)
+                return self
+            except httpx.TransportError:
+                time.sleep(0.2)
+        self.kill()
+        pytest.fail('server did not answer within %ds:\n%s'
+                    % (SERVER_START_TIMEOUT, self.log_tail()))
+
+    def stop(self):
+        """SIGTERM and wait; returns the exit code."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=SERVER_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail('server ignored SIGTERM for %ds'
+                        % SERVER_STOP_TIMEOUT)
+
+    def kill(self):
+        """Last resort when the server hangs."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def log_tail(self, lines=40):
+        """The end of the server's log, for failure messages."""
+        with open(self.log_file) as f:
+            return ''.join(f.readlines()[-lines:])
+
+
+@pytest.fixture
+def placement_server(make_database):
+    """Factory: ``placement_server(kind)`` -> a started PlacementServer."""
+    workdir = tempfile.mkdtemp(prefix='berth-func-')
+    servers = []
+
+    def _start(kind, extra_conf=''):
+        server = PlacementServer(make_database(kind), workdir, extra_conf)
+        servers.append(server)
+        return server.start()
+
+    yield _start
+    for server in servers:
+        server.stop()
