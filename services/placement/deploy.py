@@ -160,7 +160,7 @@ class RequestLog(object):
 
 
 def _mount_healthcheck(app, conf):
-    """Serve oslo.middleware's healthcheck at /healthcheck, ``app`` elsewhere."""
+    """Serve the oslo.middleware healthcheck at /healthcheck."""
     check = healthcheck.Healthcheck(None, conf)
 
     def dispatch(environ, start_response):

@@ -7,7 +7,8 @@ Handlers raise :class:`PlacementError` (or a subclass); the router turns it
 into the upstream error document::
 
     {"errors": [{"status": 409, "title": "Conflict", "detail": "...",
-                 "request_id": "req-...", "code": "placement.concurrent_update"}]}
+                 "request_id": "req-...",
+                 "code": "placement.concurrent_update"}]}
 
 ``code`` appears from microversion 1.23. A caller that does not accept JSON
 gets a small HTML page instead, as upstream.

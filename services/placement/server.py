@@ -3,21 +3,21 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """``berth-placement-api``: serve placement with a threaded HTTP server.
 
-    berth-placement-api --config-file /etc/berth/berth.conf [--host H] [--port P]
+    berth-placement-api --config-file /etc/berth/berth.conf \\
+        [--host H] [--port P]
 """
 
 import logging
 import signal
 import sys
 import threading
-import threading
 
 from cheroot import wsgi as cheroot_wsgi
 from oslo_config import cfg
 
 from common import config
-from services.placement import deploy
 from services.placement.db import api as db_api
+from services.placement import deploy
 from services.placement.objects import catalog
 
 LOG = logging.getLogger(__name__)

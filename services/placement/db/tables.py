@@ -60,8 +60,9 @@ inventories = sa.Table(
     sa.Column('step_size', sa.Integer, nullable=False),
     sa.Column('allocation_ratio', sa.Float, nullable=False),
     *_timestamps(),
-    sa.UniqueConstraint('resource_provider_id', 'resource_class_id',
-                        name='uniq_inventories0resource_provider_resource_class'),
+    sa.UniqueConstraint(
+        'resource_provider_id', 'resource_class_id',
+        name='uniq_inventories0resource_provider_resource_class'),
     sa.Index('inventories_resource_class_id_idx', 'resource_class_id'),
 )
 

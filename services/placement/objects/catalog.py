@@ -15,8 +15,8 @@ import threading
 
 import os_resource_classes
 import os_traits
-import sqlalchemy as sa
 from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from common import context as common_context
 from services.placement.db.api import placement_db

@@ -11,8 +11,8 @@ another writer got there first.
 """
 
 from oslo_db import exception as db_exc
-import sqlalchemy as sa
 from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from services.placement.db.api import placement_db
 from services.placement.db import tables

@@ -26,11 +26,11 @@ from oslo_config import cfg
 import sqlalchemy as sa
 
 from common import config
-from services.placement import deploy
-from services.placement import policies
 from services.placement.db import api as db_api
 from services.placement.db import tables
+from services.placement import deploy
 from services.placement.objects import catalog
+from services.placement import policies
 
 _STATE = {}
 
