@@ -1,0 +1,64 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The primitive conversion every Berth domain object shares."""
+
+import dataclasses
+import typing
+
+
+def _to_primitive(value):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return value.to_primitive()
+    if isinstance(value, dict):
+        return {k: _to_primitive(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_to_primitive(v) for v in value]
+    return value
+
+
+def _nested_class(annotation):
+    """The PrimitiveObject class an annotation names, or None."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union:
+        for arg in typing.get_args(annotation):
+            found = _nested_class(arg)
+            if found is not None:
+                return found
+        return None
+    if isinstance(annotation, type) and issubclass(annotation,
+                                                   PrimitiveObject):
+        return annotation
+    return None
+
+
+class PrimitiveObject(object):
+    """Mixin for dataclasses: lossless conversion to and from JSON values.
+
+    Nested objects are converted when a field is annotated with a
+    PrimitiveObject subclass (optionally ``Optional[...]``); unknown keys in
+    a primitive are ignored so that a newer sender does not break an older
+    receiver within the same major RPC version.
+    """
+
+    def to_primitive(self):
+        """A dict of JSON-serialisable values."""
+        return {f.name: _to_primitive(getattr(self, f.name))
+                for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_primitive(cls, primitive):
+        """Rebuild an object from :meth:`to_primitive`'s output."""
+        if primitive is None:
+            return None
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for field in dataclasses.fields(cls):
+            if field.name not in primitive:
+                continue
+            value = primitive[field.name]
+            nested = _nested_class(hints.get(field.name))
+            if nested is not None and value is not None:
+                value = nested.from_primitive(value)
+            values[field.name] = value
+        return cls(**values)

@@ -1,0 +1,109 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Host weighers: normalised, multiplied and summed scores.
+
+Each weigher turns a host into a raw number (``_weigh_object``). Over the
+candidate hosts the numbers are normalised to 0..1 (min-max; all equal
+gives 0), multiplied by the weigher's multiplier (from config, or from the
+host's aggregate metadata when an aggregate overrides it) and summed. The
+highest total wins. Weighers are entry points in ``berth.scheduler.weighers``.
+"""
+
+import logging
+
+LOG = logging.getLogger(__name__)
+
+
+def normalize(values, minval=None, maxval=None):
+    """Min-max normalise ``values`` to 0..1.
+
+    :param minval: a fixed lower bound (else the smallest value).
+    :param maxval: a fixed upper bound (else the largest value).
+    """
+    if not values:
+        return []
+    lower = min(values) if minval is None else minval
+    upper = max(values) if maxval is None else maxval
+    span = upper - lower
+    if span == 0:
+        return [0.0 for _ in values]
+    return [(v - lower) / span for v in values]
+
+
+def aggregate_multiplier(host_state, key, default):
+    """The multiplier an aggregate sets for ``key``, else ``default``.
+
+    NOTE: when several aggregates of the host set it, the smallest wins,
+    the same rule as for allocation ratios; an unreadable value is ignored.
+    """
+    values = host_state.aggregate_metadata(key).get(key)
+    if not values:
+        return default
+    parsed = []
+    for value in values:
+        try:
+            parsed.append(float(value))
+        except (TypeError, ValueError):
+            LOG.warning('Could not decode %s: %r', key, value)
+    return min(parsed) if parsed else default
+
+
+class WeighedHost(object):
+    """A host with its total weight and each weigher's contribution."""
+
+    def __init__(self, host_state):
+        self.obj = host_state
+        self.weight = 0.0
+        self.contributions = {}
+
+    def __repr__(self):
+        return 'WeighedHost [host: %s, weight: %s]' % (self.obj, self.weight)
+
+
+class BaseHostWeigher(object):
+    """Base of every weigher.
+
+    :cvar minval: fixed lower bound for normalisation, or None.
+    :cvar maxval: fixed upper bound for normalisation, or None.
+    """
+
+    minval = None
+    maxval = None
+
+    @property
+    def name(self):
+        """The weigher's class name, as configured and explained."""
+        return type(self).__name__
+
+    def weight_multiplier(self, host_state):
+        """The multiplier for ``host_state`` (config or aggregate)."""
+        return 1.0
+
+    def _weigh_object(self, host_state, spec_obj):
+        """The raw, un-normalised weight of one host."""
+        raise NotImplementedError()
+
+    def weigh_objects(self, weighed_hosts, spec_obj):
+        """Raw weights of every host, in order."""
+        return [self._weigh_object(w.obj, spec_obj) for w in weighed_hosts]
+
+
+def weigh(weighers, host_states, spec_obj):
+    """Weigh ``host_states`` with ``weighers``; best first.
+
+    :returns: list of WeighedHost sorted by descending weight; each carries
+        the per-weigher contributions for the explanation.
+    """
+    weighed = [WeighedHost(h) for h in host_states]
+    if not weighed:
+        return []
+    for weigher in weighers:
+        raw = weigher.weigh_objects(weighed, spec_obj)
+        for host, norm in zip(weighed, normalize(raw, weigher.minval,
+                                                  weigher.maxval)):
+            contribution = weigher.weight_multiplier(host.obj) * norm
+            host.contributions[weigher.name] = contribution
+            host.weight += contribution
+    weighed.sort(key=lambda w: w.weight, reverse=True)
+    return weighed
