@@ -170,6 +170,49 @@ def _general(ctx, conn, creq, version, rc_ids, in_tree_roots, shares_id,
              settings):
     """Candidates over trees and sharing providers, lazily combined."""
     groups = creq.groups
+    per_group, capacity, root_of = _with_capacity(conn, groups, rc_ids)
+    with_capacity = set(root_of)
+    sharing = cq.sharing_providers(conn, shares_id) & with_capacity
+    anchors = {pid: {root_of[pid]} for pid in with_capacity}
+    for pid, roots in cq.sharing_anchors(conn, sharing).items():
+        anchors[pid] |= roots
+    traits, aggs = _traits_and_aggregates(
+        conn, groups, with_capacity | set(root_of.values()))
+
+    # Filter each group's providers and find the roots it can serve.
+    filtered, group_roots = _filter_groups(
+        groups, per_group, in_tree_roots, root_of, anchors, traits, aggs)
+    roots = _common_roots(conn, creq, group_roots)
+    if not roots:
+        return [], {}
+
+    # Trees are needed for resourceless groups and same_subtree.
+    tree = {}
+    if creq.same_subtree or any(not g.resources for g in groups):
+        tree = cq.providers(conn, root_ids=roots)
+        _fill_resourceless(conn, groups, in_tree_roots, tree, filtered,
+                           anchors)
+
+    plans = [_group_plan(group, filtered[i], anchors, rc_ids, traits)
+             for i, group in enumerate(groups)]
+    parent_of = {pid: parent for pid, (_u, parent, _r) in tree.items()}
+    plan = combine.Plan(
+        plans, sorted(roots), capacity, root_of, parent_of=parent_of,
+        isolate=creq.group_policy == 'isolate',
+        same_subtree=creq.same_subtree, nested_aware=version >= (1, 29),
+        distinct_mappings=version >= (1, 34), shared=sharing)
+    candidates = settings.take(combine.generate(plan, settings.strategy))
+    return candidates, tree
+
+
+def _with_capacity(conn, groups, rc_ids):
+    """The providers with capacity for each group's classes.
+
+    :returns: (per_group, capacity, root_of): per_group is a list, aligned
+        with ``groups``, of {class id: set of provider ids};
+        capacity is {(provider id, class id): (capacity, used, max_unit)};
+        root_of is {provider id: root id}.
+    """
     capacity, root_of = {}, {}
     per_group = []
     # NOTE: groups often repeat a request (eight ports of one VF each);
@@ -190,84 +233,121 @@ def _general(ctx, conn, creq, version, rc_ids, in_tree_roots, shares_id,
                     found.add(pid)
             per_rc[rc] = found
         per_group.append(per_rc)
-    with_capacity = set(root_of)
-    sharing = cq.sharing_providers(conn, shares_id) & with_capacity
-    anchors = {pid: {root_of[pid]} for pid in with_capacity}
-    for pid, roots in cq.sharing_anchors(conn, sharing).items():
-        anchors[pid] |= roots
+    return per_group, capacity, root_of
+
+
+def _traits_and_aggregates(conn, groups, looked_up):
+    """({pid: trait names}, {pid: aggregate uuids}) of ``looked_up``."""
+    # NOTE: each is only read from the database when some group filters
+    # on it; otherwise it is an empty dict.
     need_traits = any(g.traits != query.NO_TRAITS
                       for g in groups)
     need_aggs = any(g.member_of != query.NO_AGGREGATES
                     for g in groups)
-    looked_up = with_capacity | set(root_of.values())
     traits = cq.trait_names(conn, looked_up) if need_traits else {}
     aggs = cq.aggregate_uuids(conn, looked_up) if need_aggs else {}
-    empty = frozenset()
+    return traits, aggs
 
-    # Filter each group's providers and find the roots it can serve.
+
+def _filter_groups(groups, per_group, in_tree_roots, root_of, anchors,
+                   traits, aggs):
+    """Filter each group's providers and find the roots each can serve.
+
+    :returns: (filtered, group_roots): filtered is aligned with ``groups``
+        (a set of provider ids for a granular group, {class id: set of
+        provider ids} for the unsuffixed group); group_roots is a list of
+        sets of root ids, one per granular group with resources and one
+        per class of the unsuffixed group.
+    """
     filtered = []
     group_roots = []
     for group, per_rc in zip(groups, per_group):
         tree_root = in_tree_roots.get(group.suffix)
         if group.suffix:
-            pids = set.intersection(*per_rc.values()) if per_rc else set()
-            pids = {p for p in pids
-                    if (tree_root is None or root_of[p] == tree_root) and
-                    _has_traits(traits.get(p, empty), group.traits) and
-                    _in_aggregates(aggs.get(p, empty), group.member_of)}
+            pids = _filter_granular(group, per_rc, tree_root, root_of,
+                                    traits, aggs)
             filtered.append(pids)
             if per_rc:
                 group_roots.append(set().union(*(anchors[p] for p in pids)))
             continue
-        kept = {}
-        for rc, pids in per_rc.items():
-            kept[rc] = {
-                p for p in pids
-                if (tree_root is None or root_of[p] == tree_root) and
-                not (traits.get(p, empty) & group.traits.forbidden) and
-                _in_aggregates(aggs.get(p, empty) |
-                               aggs.get(root_of[p], empty), group.member_of)}
-            group_roots.append(set().union(*(anchors[p] for p in kept[rc])))
+        kept = _filter_unsuffixed(group, per_rc, tree_root, root_of,
+                                  traits, aggs)
+        for pids in kept.values():
+            group_roots.append(set().union(*(anchors[p] for p in pids)))
         filtered.append(kept)
+    return filtered, group_roots
+
+
+def _filter_granular(group, per_rc, tree_root, root_of, traits, aggs):
+    """The providers that alone satisfy a granular group.
+
+    One provider must have capacity for every class and itself carry the
+    group's traits and aggregates.
+    """
+    empty = frozenset()
+    pids = set.intersection(*per_rc.values()) if per_rc else set()
+    return {p for p in pids
+            if (tree_root is None or root_of[p] == tree_root) and
+            _has_traits(traits.get(p, empty), group.traits) and
+            _in_aggregates(aggs.get(p, empty), group.member_of)}
+
+
+def _filter_unsuffixed(group, per_rc, tree_root, root_of, traits, aggs):
+    """{class id: providers} that may serve that class of the unsuffixed group.
+
+    A provider's aggregates include its root's.
+    """
+    # NOTE: only forbidden traits are checked per provider here; required
+    # traits may be spread over the chosen providers, so they are checked
+    # per option (see _group_plan).
+    empty = frozenset()
+    kept = {}
+    for rc, pids in per_rc.items():
+        kept[rc] = {
+            p for p in pids
+            if (tree_root is None or root_of[p] == tree_root) and
+            not (traits.get(p, empty) & group.traits.forbidden) and
+            _in_aggregates(aggs.get(p, empty) |
+                           aggs.get(root_of[p], empty), group.member_of)}
+    return kept
+
+
+def _common_roots(conn, creq, group_roots):
+    """The roots every group can serve that carry the root_required traits."""
+    empty = frozenset()
     roots = set.intersection(*group_roots) if group_roots else set()
     if creq.root_required != query.NO_TRAITS and roots:
         root_traits = cq.trait_names(conn, roots)
         roots = {r for r in roots
                  if _has_traits(root_traits.get(r, empty),
                                 creq.root_required)}
-    if not roots:
-        return [], {}
+    return roots
 
-    # Trees are needed for resourceless groups and same_subtree.
-    tree = {}
-    resourceless = [g for g in groups if not g.resources]
-    if resourceless or creq.same_subtree:
-        tree = cq.providers(conn, root_ids=roots)
-        if resourceless:
-            tree_traits = cq.trait_names(conn, set(tree))
-            tree_aggs = cq.aggregate_uuids(conn, set(tree))
-            for i, group in enumerate(groups):
-                if group.resources:
-                    continue
-                tree_root = in_tree_roots.get(group.suffix)
-                filtered[i] = {
-                    p for p, (_u, _parent, root) in tree.items()
-                    if (tree_root is None or root == tree_root) and
-                    _has_traits(tree_traits.get(p, empty), group.traits) and
-                    _in_aggregates(tree_aggs.get(p, empty), group.member_of)}
-                for p in filtered[i]:
-                    anchors.setdefault(p, {tree[p][2]})
 
-    plans = [_group_plan(group, filtered[i], anchors, rc_ids, traits)
-             for i, group in enumerate(groups)]
-    parent_of = {pid: parent for pid, (_u, parent, _r) in tree.items()}
-    plan = combine.Plan(
-        plans, sorted(roots), capacity, root_of, parent_of=parent_of,
-        isolate=creq.group_policy == 'isolate',
-        same_subtree=creq.same_subtree, nested_aware=version >= (1, 29),
-        distinct_mappings=version >= (1, 34), shared=sharing)
-    candidates = settings.take(combine.generate(plan, settings.strategy))
-    return candidates, tree
+def _fill_resourceless(conn, groups, in_tree_roots, tree, filtered,
+                       anchors):
+    """Set ``filtered`` for the groups without resources, from ``tree``.
+
+    Such a group may be served by any provider of the candidate trees
+    carrying its traits and aggregates; those providers are anchored to
+    their own root in ``anchors`` (unless already there).
+    """
+    if all(group.resources for group in groups):
+        return
+    empty = frozenset()
+    tree_traits = cq.trait_names(conn, set(tree))
+    tree_aggs = cq.aggregate_uuids(conn, set(tree))
+    for i, group in enumerate(groups):
+        if group.resources:
+            continue
+        tree_root = in_tree_roots.get(group.suffix)
+        filtered[i] = {
+            p for p, (_u, _parent, root) in tree.items()
+            if (tree_root is None or root == tree_root) and
+            _has_traits(tree_traits.get(p, empty), group.traits) and
+            _in_aggregates(tree_aggs.get(p, empty), group.member_of)}
+        for p in filtered[i]:
+            anchors.setdefault(p, {tree[p][2]})
 
 
 def _group_plan(group, chosen, anchors, rc_ids, traits):

@@ -156,23 +156,107 @@ def _same_subtree_ok(plan, chosen, members):
     return False
 
 
+def _tree_options(plan, root):
+    """Each group's options in the tree of ``root``, or None.
+
+    None when some group has no option in that tree, or when ``isolate``
+    leaves the granular groups no way to get distinct providers.
+    """
+    options = []
+    for group in plan.groups:
+        found = group.options.get(root)
+        if not found:
+            return None
+        options.append(found)
+    granular = [i for i, g in enumerate(plan.groups) if not g.spread]
+    if plan.isolate and len(granular) > 1 and not _matching_exists(
+            [options[i] for i in granular]):
+        return None
+    return options
+
+
+def _take_back(added, changes):
+    """Remove the (key, amount) ``changes`` from the running ``added``."""
+    for key, amount in changes:
+        left = added[key] - amount
+        if left:
+            added[key] = left
+        else:
+            del added[key]
+
+
+def _add_if_fits(capacity, added, amounts):
+    """Add an option's amounts to the running ``added`` if they all fit.
+
+    :param amounts: [(provider id, class id, amount)] of the option.
+    :returns: the list of (key, amount) added, or None when a provider
+        would exceed its capacity or max_unit (``added`` is then as it
+        was).
+    """
+    changes = []
+    for pid, rc, amount in amounts:
+        key = (pid, rc)
+        total = added.get(key, 0) + amount
+        cap, used, max_unit = capacity[key]
+        if total > max_unit or used + total > cap:
+            _take_back(added, changes)
+            return None
+        added[key] = total
+        changes.append((key, amount))
+    return changes
+
+
+def _start_position(plan, position, level):
+    """The first option position to try when ``level`` is entered anew."""
+    twin = plan.twin_of[level]
+    if twin is None:
+        return 0
+    # NOTE: an interchangeable earlier group took position p; only
+    # positions from p on (after p with isolate) are explored, so each set
+    # of providers comes in one order.
+    return position[twin] + (1 if plan.isolate else 0)
+
+
+def _next_fit(plan, level, mine, start, added, chosen, taken):
+    """Choose the first option of ``mine`` from ``start`` on that fits.
+
+    An option fits when it is not taken, its amounts fit the providers on
+    top of ``added`` and the same_subtree lists completed at this level
+    hold. The tried option is left in ``chosen[level]``; the amounts of
+    the option that fits stay in ``added``.
+
+    :param taken: providers used by isolated groups, or None when this
+        level's group is not isolated.
+    :returns: (position, changes) of the option that fits, or
+        (None, None).
+    """
+    group = plan.groups[level]
+    checks = plan.checks_at[level]
+    for pos in range(start, len(mine)):
+        option = mine[pos]
+        if taken is not None and option in taken:
+            continue
+        changes = _add_if_fits(plan.capacity, added, group.amounts(option))
+        chosen[level] = option
+        if changes is None:
+            continue
+        if all(_same_subtree_ok(plan, chosen, members)
+               for members in checks):
+            return pos, changes
+        _take_back(added, changes)
+    return None, None
+
+
 def root_candidates(plan, root):
     """Generate the candidates of one tree, in a stable order.
 
     A depth-first search over the groups with an explicit stack (a chain of
     nested generators would cost a frame switch per group per candidate).
     """
-    groups = plan.groups
-    options = []
-    for group in groups:
-        found = group.options.get(root)
-        if not found:
-            return
-        options.append(found)
-    granular = [i for i, g in enumerate(groups) if not g.spread]
-    if plan.isolate and len(granular) > 1 and not _matching_exists(
-            [options[i] for i in granular]):
+    options = _tree_options(plan, root)
+    if options is None:
         return
+    groups = plan.groups
     count = len(groups)
     isolating = [plan.isolate and not g.spread for g in groups]
     added = {}
@@ -181,66 +265,29 @@ def root_candidates(plan, root):
     mapping = [None] * count
     position = [-1] * count
     pushed = [None] * count
-    capacity = plan.capacity
     level = 0
     while level >= 0:
-        group = groups[level]
         if pushed[level] is not None:
             # Undo the previous choice at this level.
-            for key, amount in pushed[level]:
-                left = added[key] - amount
-                if left:
-                    added[key] = left
-                else:
-                    del added[key]
+            _take_back(added, pushed[level])
             pushed[level] = None
             if isolating[level]:
                 taken.discard(chosen[level])
-        pos = position[level] + 1
         if position[level] < 0:
-            twin = plan.twin_of[level]
-            pos = 0
-            if twin is not None:
-                # NOTE: an interchangeable earlier group took position p;
-                # only positions from p on (after p with isolate) are
-                # explored, so each set of providers comes in one order.
-                pos = position[twin] + (1 if plan.isolate else 0)
-        mine = options[level]
-        found = False
-        while pos < len(mine):
-            option = mine[pos]
-            pos += 1
-            if isolating[level] and option in taken:
-                continue
-            changes = []
-            fits = True
-            for pid, rc, amount in group.amounts(option):
-                key = (pid, rc)
-                total = added.get(key, 0) + amount
-                cap, used, max_unit = capacity[key]
-                if total > max_unit or used + total > cap:
-                    fits = False
-                    break
-                added[key] = total
-                changes.append((key, amount))
-            chosen[level] = option
-            if fits and all(_same_subtree_ok(plan, chosen, members)
-                            for members in plan.checks_at[level]):
-                found = True
-                break
-            for key, amount in changes:
-                left = added[key] - amount
-                if left:
-                    added[key] = left
-                else:
-                    del added[key]
-        if not found:
+            start = _start_position(plan, position, level)
+        else:
+            start = position[level] + 1
+        pos, changes = _next_fit(plan, level, options[level], start, added,
+                                 chosen, taken if isolating[level] else None)
+        if changes is None:
             position[level] = -1
             level -= 1
             continue
-        position[level] = pos - 1
+        position[level] = pos
         pushed[level] = changes
-        mapping[level] = (group.suffix, group.providers(option))
+        option = chosen[level]
+        mapping[level] = (groups[level].suffix,
+                          groups[level].providers(option))
         if isolating[level]:
             taken.add(option)
         if level + 1 < count:
