@@ -100,8 +100,8 @@ def weigh(weighers, host_states, spec_obj):
         return []
     for weigher in weighers:
         raw = weigher.weigh_objects(weighed, spec_obj)
-        for host, norm in zip(weighed, normalize(raw, weigher.minval,
-                                                  weigher.maxval)):
+        normalized = normalize(raw, weigher.minval, weigher.maxval)
+        for host, norm in zip(weighed, normalized):
             contribution = weigher.weight_multiplier(host.obj) * norm
             host.contributions[weigher.name] = contribution
             host.weight += contribution
