@@ -28,8 +28,10 @@ filter_scheduler_opts = [
     cfg.IntOpt('host_subset_size', default=1, min=1, help="""
 Pick the destination at random among this many best-weighed hosts.
 
-1 always takes the best host. Larger values spread concurrent requests from
+1 takes the best host. Larger values spread concurrent requests from
 several schedulers over more hosts at the cost of a less optimal choice.
+Hosts that share the best weight are always chosen among at random (Nova's
+shuffle_best_same_weighed_hosts is therefore not needed).
 """),
     cfg.IntOpt('max_io_ops_per_host', default=8, min=0, help="""
 The most concurrent I/O-heavy operations (builds, resizes, snapshots) a
@@ -85,10 +87,6 @@ The weighers to use: entry-point names in berth.scheduler.weighers, or
     cfg.ListOpt('image_props_weight_setting', default=[], help="""
 Per-property ratios for the image properties weigher, e.g.
 "os_distro=1,hw_machine_type=0.5". Empty means every property counts 1.
-"""),
-    cfg.BoolOpt('shuffle_best_same_weighed_hosts', default=False, help="""
-Shuffle the hosts that share the best weight before picking, so that
-identical hosts are used evenly.
 """),
     cfg.StrOpt('image_properties_default_architecture', help="""
 The architecture assumed for images without hw_architecture

@@ -1,13 +1,18 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""Options of the ``[placement]`` group used by the placement service.
+"""Options of the ``[placement]`` group: the service and its clients.
 
-Later the same group also carries the options of the placement *client*
-(the scheduler and compute agents), as in a Nova deployment.
+The placement service reads the behaviour options below. The scheduler,
+conductor and compute agents read keystoneauth's session, auth and adapter
+options from the same group to reach placement, as in a Nova deployment
+(``auth_type``, ``endpoint_override``, ``timeout``, ``valid_interfaces``...).
 """
 
+from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
+
+DEFAULT_SERVICE_TYPE = 'placement'
 
 placement_group = cfg.OptGroup(
     'placement', title='Placement options',
@@ -75,12 +80,27 @@ Related options:
 ]
 
 
+def _client_opts():
+    return (ks_loading.get_session_conf_options() +
+            ks_loading.get_auth_common_conf_options() +
+            ks_loading.get_auth_plugin_conf_options('password') +
+            ks_loading.get_adapter_conf_options(include_deprecated=False))
+
+
 def register_opts(conf):
-    """Register the [placement] options."""
+    """Register the [placement] options, the client ones included."""
     conf.register_group(placement_group)
     conf.register_opts(placement_opts, group=placement_group)
+    ks_loading.register_session_conf_options(conf, placement_group.name)
+    ks_loading.register_auth_conf_options(conf, placement_group.name)
+    ks_loading.register_adapter_conf_options(conf, placement_group.name,
+                                             include_deprecated=False)
+    conf.set_default('service_type', DEFAULT_SERVICE_TYPE,
+                     group=placement_group.name)
+    conf.set_default('valid_interfaces', ['internal', 'public'],
+                     group=placement_group.name)
 
 
 def list_opts():
     """Options for the sample config."""
-    return [(placement_group, placement_opts)]
+    return [(placement_group, placement_opts + _client_opts())]

@@ -10,6 +10,7 @@ filter authors' knowledge carries over.
 """
 
 import dataclasses
+import math
 import typing
 
 from common.objects import base
@@ -118,6 +119,10 @@ class RequestSpec(base.PrimitiveObject):
 
     @property
     def disk_gb(self):
-        """Local disk in GiB (root + ephemeral; root is 0 when volume-backed)."""
+        """Local disk in GiB: root (0 when volume-backed), ephemeral, swap.
+
+        Swap is in MiB; it is rounded up to whole GiB as placement counts.
+        """
         root = 0 if self.is_bfv else self.flavor.root_gb
-        return root + self.flavor.ephemeral_gb + self.flavor.swap // 1024
+        return (root + self.flavor.ephemeral_gb +
+                math.ceil(self.flavor.swap / 1024))

@@ -1,0 +1,82 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The scheduler's placement calls: candidates, claims and rollbacks."""
+
+import logging
+import urllib.parse
+
+LOG = logging.getLogger(__name__)
+
+# 1.36: same_subtree and resourceless groups; 1.39: any-traits. The
+# candidates carry mappings (1.34) that claims must not send back.
+CANDIDATES_VERSION = '1.39'
+CLAIM_VERSION = '1.38'
+
+
+def _query_string(query):
+    """Encode a list of (key, value) pairs, keeping ':' and ',' readable."""
+    return urllib.parse.urlencode(query, safe=':,!')
+
+
+class SchedulerPlacementClient(object):
+    """Placement as the scheduler uses it."""
+
+    def __init__(self, client):
+        """
+        :param client: a :class:`common.placement_client.PlacementClient`.
+        """
+        self.client = client
+
+    def get_allocation_candidates(self, context, query):
+        """Ask placement which providers can hold the request.
+
+        :param query: list of (name, value) query parameters.
+        :returns: (allocation_requests, provider_summaries, version); empty
+            lists when placement finds nothing.
+        :raises common.placement_client.PlacementUnavailable: placement is
+            down.
+        """
+        url = '/allocation_candidates?' + _query_string(query)
+        resp = self.client.get(url, CANDIDATES_VERSION, context)
+        if not resp.ok:
+            # NOTE: a 400 here is a request the scheduler built wrongly
+            # (e.g. an unknown trait named in a flavor): no host can match.
+            LOG.warning('GET %s answered %d: %s', url, resp.status,
+                        resp.error_detail())
+            return [], {}, CANDIDATES_VERSION
+        return (resp.body['allocation_requests'],
+                resp.body['provider_summaries'], CANDIDATES_VERSION)
+
+    def claim_resources(self, context, consumer_uuid, allocation_request,
+                        project_id, user_id, consumer_generation=None,
+                        consumer_type='INSTANCE'):
+        """Write the allocation of one candidate; False when it lost a race.
+
+        :param allocation_request: one entry of the candidates' answer.
+        :returns: True on success; False on a capacity or generation
+            conflict (the scheduler then tries the next host).
+        """
+        body = {'allocations': allocation_request['allocations'],
+                'project_id': project_id, 'user_id': user_id,
+                'consumer_generation': consumer_generation,
+                'consumer_type': consumer_type}
+        LOG.debug('Attempting to claim resources in the placement API for '
+                  'instance %s', consumer_uuid)
+        resp = self.client.put('/allocations/%s' % consumer_uuid, body,
+                               CLAIM_VERSION, context)
+        if resp.ok:
+            return True
+        LOG.info('Unable to claim resources for %s: %d %s', consumer_uuid,
+                 resp.status, resp.error_detail())
+        return False
+
+    def delete_allocation_for_instance(self, context, consumer_uuid):
+        """Remove every allocation of a consumer (a claim rollback)."""
+        resp = self.client.delete('/allocations/%s' % consumer_uuid,
+                                  CLAIM_VERSION, context)
+        if not resp.ok and resp.status != 404:
+            LOG.warning('Could not delete allocations of %s: %d %s',
+                        consumer_uuid, resp.status, resp.error_detail())
+            return False
+        return True

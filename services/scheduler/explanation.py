@@ -1,0 +1,83 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The record of one scheduling decision, and its short summary.
+
+Every ``select_destinations`` produces one: what placement was asked and
+how many candidates it gave, which hosts each filter removed and why, the
+top weighed hosts with each weigher's contribution, and what was claimed.
+It goes to the logs, into NoValidHost (and so into the instance fault), and
+is the answer of the ``explain`` dry run.
+"""
+
+import collections
+
+
+class Explanation(object):
+    """Mutable record filled in by the scheduling pipeline."""
+
+    def __init__(self):
+        self.placement_query = None
+        self.candidates = 0
+        self.hosts = 0
+        self.filters = []
+        self.rejections = {}
+        self.weighed = []
+        self.selected = []
+        self.notes = []
+
+    def add_filter(self, name, hosts_in, hosts_out, removed):
+        """Record a filter's pass.
+
+        :param removed: list of (host, node) keys it removed.
+        """
+        self.filters.append({'filter': name, 'hosts_in': hosts_in,
+                             'hosts_out': hosts_out,
+                             'removed': [list(k) for k in removed]})
+
+    def add_rejections(self, rejections):
+        """Merge a :class:`~services.scheduler.filters.Rejections` record."""
+        for (host, node), (name, reason) in rejections.by_host.items():
+            self.rejections.setdefault('%s:%s' % (host, node),
+                                       {'filter': name, 'reason': reason})
+
+    def add_weighed(self, weighed_hosts, top=5):
+        """Record the best weighed hosts and each weigher's share."""
+        self.weighed = [{'host': w.obj.host, 'node': w.obj.nodename,
+                         'weight': round(w.weight, 6),
+                         'weighers': {k: round(v, 6)
+                                      for k, v in w.contributions.items()}}
+                        for w in weighed_hosts[:top]]
+
+    def summary(self):
+        """A one-line human summary of why hosts were rejected.
+
+        e.g. "3 hosts: 2 rejected by AvailabilityZoneFilter (zone az1
+        requested), 1 by NUMATopologyFilter (does not fit)".
+        """
+        if self.placement_query is not None and not self.candidates:
+            return ('placement found no candidate for %s'
+                    % self.placement_query)
+        by_filter = collections.OrderedDict()
+        for item in self.rejections.values():
+            by_filter.setdefault(item['filter'], []).append(item['reason'])
+        parts = []
+        for index, (name, reasons) in enumerate(by_filter.items()):
+            common = collections.Counter(reasons).most_common(1)[0][0]
+            parts.append('%d %s %s (%s)' % (
+                len(reasons), 'rejected by' if index == 0 else 'by', name,
+                common))
+        text = '%d host%s' % (self.hosts, '' if self.hosts == 1 else 's')
+        if parts:
+            text += ': ' + ', '.join(parts)
+        for note in self.notes:
+            text += '; ' + note
+        return text
+
+    def to_dict(self):
+        """The full record as JSON primitives."""
+        return {'placement_query': self.placement_query,
+                'candidates': self.candidates, 'hosts': self.hosts,
+                'filters': self.filters, 'rejections': self.rejections,
+                'weighed': self.weighed, 'selected': self.selected,
+                'notes': self.notes, 'summary': self.summary()}

@@ -1,0 +1,179 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The host-state cache: compute nodes as the scheduler sees them.
+
+Host states come from a :class:`HostSource` (the cell databases in a
+deployment; an in-memory source in tests and benchmarks) and are kept in
+memory. A request never reloads every compute node: only the candidate
+providers placement returned are looked at, new nodes are loaded on first
+sight, and known nodes are refreshed when their record changed
+(``updated_at``) or when the cache entry is older than
+``[scheduler] host_state_max_age``.
+
+Two things keep the view honest between compute reports:
+
+* placement's provider summaries, which come with every candidate list,
+  carry the live usage of VCPU, MEMORY_MB and DISK_GB, including claims
+  made by other scheduler workers; they overwrite the cached usage;
+* this worker's own selections are consumed from the host state at once.
+"""
+
+import abc
+import logging
+import threading
+import time
+
+LOG = logging.getLogger(__name__)
+
+# NOTE: the host state of a node whose record has not changed is trusted
+# for this long; placement summaries keep its usage fresh meanwhile.
+HOST_STATE_MAX_AGE = 60.0
+
+
+class HostSource(abc.ABC):
+    """Where compute node, service, aggregate and instance data comes from."""
+
+    @abc.abstractmethod
+    def get_host_states(self, context, compute_uuids):
+        """Fresh HostState objects for the given compute node uuids.
+
+        Unknown uuids are left out. Each state carries its aggregates,
+        instances and service status.
+        """
+
+    @abc.abstractmethod
+    def get_updated_since(self, context, compute_uuids):
+        """uuid -> record updated_at (any comparable), for change checks."""
+
+    @abc.abstractmethod
+    def get_aggregates(self, context):
+        """Every host aggregate (list of host_state.Aggregate)."""
+
+    @abc.abstractmethod
+    def compute_uuids_for_host(self, context, host, node=None):
+        """Compute node uuids of a host (one node when ``node`` is given)."""
+
+
+class HostManager(object):
+    """A thread-safe cache of HostState objects keyed by compute node uuid."""
+
+    def __init__(self, source, max_age=HOST_STATE_MAX_AGE, clock=None):
+        """
+        :param source: the :class:`HostSource`.
+        :param max_age: seconds a cached state is trusted without checking
+            its record.
+        :param clock: monotonic clock (tests).
+        """
+        self.source = source
+        self.max_age = max_age
+        self._clock = clock or time.monotonic
+        self._lock = threading.Lock()
+        self._states = {}
+        self._loaded_at = {}
+        self._record_version = {}
+        self._aggregates = None
+        self._aggregates_at = 0.0
+
+    def aggregates(self, context=None):
+        """The cached aggregates, reloaded when older than max_age."""
+        now = self._clock()
+        if self._aggregates is None or now - self._aggregates_at > \
+                self.max_age:
+            self._aggregates = self.source.get_aggregates(context)
+            self._aggregates_at = now
+        return self._aggregates
+
+    def invalidate_aggregates(self):
+        """Forget aggregates (an aggregate changed: fanout cast)."""
+        self._aggregates = None
+
+    def compute_uuids(self, host, node=None, context=None):
+        """Compute node uuids of ``host`` (for forced destinations)."""
+        return self.source.compute_uuids_for_host(context, host, node)
+
+    def get_host_states(self, context, compute_uuids, summaries=None):
+        """Host states for ``compute_uuids``, loaded or refreshed as needed.
+
+        :param summaries: placement provider summaries; when given, each
+            state's usage is overwritten with placement's live figures.
+        :returns: list of HostState in the order of ``compute_uuids``.
+        """
+        now = self._clock()
+        with self._lock:
+            stale = [u for u in compute_uuids
+                     if u not in self._states or
+                     now - self._loaded_at.get(u, 0) > self.max_age]
+        if stale:
+            self._refresh(context, stale, now)
+        states = []
+        with self._lock:
+            for uuid in compute_uuids:
+                state = self._states.get(uuid)
+                if state is None:
+                    continue
+                if summaries and uuid in summaries:
+                    apply_provider_summary(state, summaries[uuid])
+                states.append(state)
+        return states
+
+    def _refresh(self, context, uuids, now):
+        known = [u for u in uuids if u in self._states]
+        versions = self.source.get_updated_since(context, known) if known \
+            else {}
+        reload = [u for u in uuids if u not in self._states or
+                  versions.get(u) != self._record_version.get(u)]
+        fresh = {s.uuid: s for s in self.source.get_host_states(
+            context, reload)} if reload else {}
+        with self._lock:
+            for uuid in uuids:
+                if uuid in fresh:
+                    state = fresh[uuid]
+                    self._states[uuid] = state
+                    self._record_version[uuid] = state.updated
+                elif uuid in self._states:
+                    LOG.debug('Host state %s unchanged', uuid)
+                self._loaded_at[uuid] = now
+
+    def update_instance_info(self, compute_uuid, instances):
+        """Replace the instances known on a node (compute fanout cast).
+
+        :param instances: dict uuid -> InstanceInfo.
+        """
+        with self._lock:
+            state = self._states.get(compute_uuid)
+            if state is not None:
+                with state.lock:
+                    state.instances = dict(instances)
+                    state.num_instances = len(instances)
+
+    def forget(self, compute_uuid):
+        """Drop a node (deleted service)."""
+        with self._lock:
+            self._states.pop(compute_uuid, None)
+            self._loaded_at.pop(compute_uuid, None)
+            self._record_version.pop(compute_uuid, None)
+
+
+def apply_provider_summary(state, summary):
+    """Overwrite a host state's usage with placement's live figures.
+
+    Placement's ``capacity`` already includes the allocation ratio, so
+    free figures are capacity minus used, as the claims will see them.
+    """
+    resources = summary.get('resources', {})
+    with state.lock:
+        ram = resources.get('MEMORY_MB')
+        if ram:
+            ratio = state.ram_allocation_ratio or 1.0
+            state.total_usable_ram_mb = int(ram['capacity'] / ratio)
+            state.free_ram_mb = ram['capacity'] - ram['used']
+        disk = resources.get('DISK_GB')
+        if disk:
+            state.free_disk_mb = (disk['capacity'] - disk['used']) * 1024
+            state.disk_mb_used = disk['used'] * 1024
+        vcpu = resources.get('VCPU')
+        pcpu = resources.get('PCPU')
+        if vcpu or pcpu:
+            used = (vcpu or {}).get('used', 0) + (pcpu or {}).get('used', 0)
+            state.vcpus_used = used

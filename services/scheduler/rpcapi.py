@@ -1,0 +1,75 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Client side of the scheduler RPC API.
+
+API version history:
+
+* 1.0 - Initial version: select_destinations, explain,
+  update_aggregates, update_instance_info, delete_instance_info.
+"""
+
+import oslo_messaging as messaging
+
+from common.objects import selection as selection_obj
+from common import rpc
+
+RPC_TOPIC = 'scheduler'
+# Release name -> the newest version that release's schedulers understand.
+VERSION_ALIASES = {}
+
+
+class SchedulerAPI(object):
+    """What other services call on the schedulers."""
+
+    def __init__(self):
+        target = messaging.Target(topic=RPC_TOPIC, version='1.0')
+        cap = rpc.version_cap('scheduler', VERSION_ALIASES)
+        self.client = rpc.get_client(target, version_cap=cap)
+
+    def select_destinations(self, ctxt, spec, instance_uuids,
+                            return_alternates=True):
+        """Choose and claim a host per instance (a call to one scheduler).
+
+        :param spec: a RequestSpec.
+        :param instance_uuids: one uuid per instance; each is the placement
+            consumer of its claim.
+        :returns: per instance, a list of Selection (chosen first, then the
+            alternates).
+        :raises services.scheduler.scheduling.NoValidHost: with the
+            scheduler's explanation in ``explanation``.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        result = cctxt.call(ctxt, 'select_destinations',
+                            request_spec=spec.to_primitive(),
+                            instance_uuids=list(instance_uuids),
+                            return_alternates=return_alternates)
+        return [[selection_obj.Selection.from_primitive(s) for s in per]
+                for per in result]
+
+    def explain(self, ctxt, spec):
+        """A dry run: the explanation of where ``spec`` would go.
+
+        :returns: the explanation dict (nothing is claimed).
+        """
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'explain', request_spec=spec.to_primitive())
+
+    def update_aggregates(self, ctxt):
+        """Tell every scheduler that aggregates changed (fanout)."""
+        cctxt = self.client.prepare(fanout=True, version='1.0')
+        cctxt.cast(ctxt, 'update_aggregates')
+
+    def update_instance_info(self, ctxt, compute_uuid, instances):
+        """Tell every scheduler which instances a node runs (fanout).
+
+        :param instances: list of InstanceInfo-like dicts.
+        """
+        cctxt = self.client.prepare(fanout=True, version='1.0')
+        cctxt.cast(ctxt, 'update_instance_info', compute_uuid=compute_uuid,
+                   instances=instances)
+
+    def delete_instance_info(self, ctxt, compute_uuid):
+        """Tell every scheduler a node is gone (fanout)."""
+        cctxt = self.client.prepare(fanout=True, version='1.0')
+        cctxt.cast(ctxt, 'delete_instance_info', compute_uuid=compute_uuid)

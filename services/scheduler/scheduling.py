@@ -1,0 +1,286 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The scheduling pipeline: one ``select_destinations`` from end to end.
+
+    request filters -> placement query -> allocation candidates
+    -> host states (cache) -> host filters -> weighers
+    -> pick among the best -> claim in placement -> consume the host state
+    -> next instance -> alternates
+
+A multi-instance request is all-or-nothing: when an instance finds no host
+the claims already made are rolled back. Every decision fills an
+:class:`~services.scheduler.explanation.Explanation`.
+"""
+
+import json
+import logging
+import random
+
+from common.conf import CONF
+from common import exception
+from common.objects import selection as selection_obj
+from services.scheduler import explanation as explanation_mod
+from services.scheduler import filters as filters_mod
+from services.scheduler import request_filter
+from services.scheduler import weighers as weighers_mod
+
+LOG = logging.getLogger(__name__)
+
+
+class NoValidHost(exception.BerthException):
+    """No host can take the request; carries the scheduler's explanation."""
+
+    msg_fmt = 'No valid host was found. %(reason)s'
+
+    def __init__(self, reason, explanation=None):
+        # NOTE: both values are keyword arguments so that oslo.messaging,
+        # which rebuilds a remote exception from its kwargs, brings the
+        # explanation to the caller across RPC.
+        super().__init__(reason=reason, explanation=explanation or {})
+        self.reason = reason
+        self.explanation = explanation or {}
+
+
+_SHARING = 'MISC_SHARES_VIA_AGGREGATE'
+
+
+def _roots(allocation_requests, summaries):
+    """Compute node (root provider) uuid -> its allocation requests.
+
+    NOTE: a request may also allocate from a sharing provider (a storage
+    pool), which is a root of its own; the compute node is the root of the
+    providers that are not sharing ones.
+    """
+    by_root = {}
+    for request in allocation_requests:
+        roots = set()
+        for rp in request['allocations']:
+            summary = summaries.get(rp, {})
+            if _SHARING not in summary.get('traits', ()):
+                roots.add(summary.get('root_provider_uuid', rp))
+        if len(roots) != 1:
+            LOG.debug('Skipping allocation request spanning roots %s', roots)
+            continue
+        by_root.setdefault(roots.pop(), []).append(request)
+    return by_root
+
+
+class Scheduler(object):
+    """Selects destinations; thread-safe, one per scheduler process."""
+
+    def __init__(self, host_manager, placement, filters, weighers,
+                 notifier=None):
+        """
+        :param host_manager: the :class:`HostManager` cache.
+        :param placement: a SchedulerPlacementClient.
+        :param filters: loaded filter objects, in order.
+        :param weighers: loaded weigher objects.
+        :param notifier: an oslo.messaging Notifier, or None.
+        """
+        self.host_manager = host_manager
+        self.placement = placement
+        self.filters = filters
+        self.weighers = weighers
+        self.notifier = notifier
+
+    def _notify(self, context, event, spec):
+        if self.notifier is not None:
+            self.notifier.info(context, 'scheduler.select_destinations.%s'
+                               % event, {'request_spec': spec.to_primitive()})
+
+    def select_destinations(self, context, spec, instance_uuids,
+                            return_alternates=True, dry_run=False):
+        """Choose (and claim) a host for each instance.
+
+        :param spec: the RequestSpec.
+        :param instance_uuids: one uuid per instance (the consumers).
+        :param return_alternates: add up to max_attempts - 1 alternates.
+        :param dry_run: choose but claim nothing (``explain``).
+        :returns: (selections, explanation dict); selections is a list per
+            instance of Selection objects, the chosen one first.
+        :raises NoValidHost: with the explanation.
+        """
+        self._notify(context, 'start', spec)
+        LOG.debug('Starting to schedule for instances: %s', instance_uuids)
+        record = explanation_mod.Explanation()
+        try:
+            selections = self._schedule(context, spec, instance_uuids,
+                                        return_alternates, dry_run, record)
+        finally:
+            self._notify(context, 'end', spec)
+        return selections, record.to_dict()
+
+    def _schedule(self, context, spec, instance_uuids, return_alternates,
+                  dry_run, record):
+        query = request_filter.build_query(context, spec, self.host_manager)
+        record.placement_query = query.describe()
+        if query.impossible:
+            record.notes.append(query.impossible)
+            raise NoValidHost(query.impossible, record.to_dict())
+        alloc_reqs, summaries, ar_version = (
+            self.placement.get_allocation_candidates(context,
+                                                     query.to_params()))
+        record.candidates = len(alloc_reqs)
+        if not alloc_reqs:
+            LOG.info('Got no allocation candidates from the Placement API. '
+                     'This could be due to insufficient resources or a '
+                     'temporary occurrence as compute nodes start up.')
+            raise NoValidHost(record.summary(), record.to_dict())
+        by_root = _roots(alloc_reqs, summaries)
+        hosts = self.host_manager.get_host_states(
+            context, list(by_root), summaries)
+        hosts = self._restrict(hosts, spec, record)
+        record.hosts = len(hosts)
+
+        num = len(instance_uuids) or spec.num_instances
+        claimed = []
+        weighed = []
+        for index in range(num):
+            hosts = self._filter(hosts, spec, index, record)
+            weighed = weighers_mod.weigh(self.weighers, hosts, spec)
+            if index == 0:
+                record.add_weighed(weighed)
+            chosen = self._claim_one(context, spec, instance_uuids, index,
+                                     weighed, by_root, dry_run)
+            if chosen is None:
+                break
+            host, alloc_req = chosen
+            claimed.append((host, alloc_req))
+            self._consume(host, spec)
+        if len(claimed) < num:
+            self._rollback(context, instance_uuids, claimed, dry_run)
+            if claimed or hosts:
+                record.notes.append(
+                    'only %d of %d instances could be placed' % (
+                        len(claimed), num) if claimed else
+                    'no host could be claimed')
+            raise NoValidHost(record.summary(), record.to_dict())
+        record.selected = [[h.host, h.nodename] for h, _r in claimed]
+        return self._selections(claimed, weighed, by_root, ar_version,
+                                return_alternates)
+
+    def _restrict(self, hosts, spec, record):
+        """Apply ignore/force hosts and nodes and a requested cell."""
+        if spec.ignore_hosts:
+            hosts = [h for h in hosts if h.host not in spec.ignore_hosts]
+        if spec.force_hosts:
+            hosts = [h for h in hosts if h.host in spec.force_hosts]
+            record.notes.append('forced hosts %s' % spec.force_hosts)
+        if spec.force_nodes:
+            hosts = [h for h in hosts if h.nodename in spec.force_nodes]
+            record.notes.append('forced nodes %s' % spec.force_nodes)
+        dest = spec.requested_destination
+        if dest is not None and dest.cell:
+            hosts = [h for h in hosts if h.cell_uuid == dest.cell]
+        return hosts
+
+    def _filter(self, hosts, spec, index, record):
+        """Run the filters; forced hosts skip them, as upstream."""
+        if spec.force_hosts or spec.force_nodes:
+            return hosts
+        LOG.debug('Starting with %d host(s)', len(hosts))
+        with filters_mod.Rejections() as rejections:
+            for host_filter in self.filters:
+                if index > 0 and host_filter.run_filter_once_per_request:
+                    continue
+                before = hosts
+                hosts = list(host_filter.filter_all(before, spec))
+                LOG.debug('Filter %s returned %d host(s)', host_filter.name,
+                          len(hosts))
+                if index == 0:
+                    kept = {(h.host, h.nodename) for h in hosts}
+                    record.add_filter(
+                        host_filter.name, len(before), len(hosts),
+                        [(h.host, h.nodename) for h in before
+                         if (h.host, h.nodename) not in kept])
+                if not hosts:
+                    LOG.info('Filter %s returned 0 hosts', host_filter.name)
+                    break
+        record.add_rejections(rejections)
+        return hosts
+
+    def _candidates_in_order(self, weighed):
+        """Weighed hosts, the first chosen at random among the best."""
+        if not weighed:
+            return []
+        pool = weighed[:CONF.filter_scheduler.host_subset_size]
+        # NOTE: equal hosts are common (a rack of identical nodes); picking
+        # at random among all the equally best keeps concurrent schedulers,
+        # which do not see each other's in-flight claims, from all choosing
+        # the same one.
+        ties = [w for w in weighed if w.weight == weighed[0].weight]
+        if len(ties) > len(pool):
+            pool = ties
+        first = random.choice(pool)
+        return [first] + [w for w in weighed if w is not first]
+
+    def _claim_one(self, context, spec, instance_uuids, index, weighed,
+                   by_root, dry_run):
+        """Claim the first host that accepts; (host, alloc_req) or None."""
+        for candidate in self._candidates_in_order(weighed):
+            host = candidate.obj
+            requests = by_root.get(host.uuid)
+            if not requests:
+                LOG.debug("A host state with uuid = '%s' that did not have "
+                          "a matching allocation_request was encountered "
+                          "while scheduling. This host was skipped.",
+                          host.uuid)
+                continue
+            alloc_req = requests[0]
+            if dry_run or not instance_uuids:
+                return host, alloc_req
+            if self.placement.claim_resources(
+                    context, instance_uuids[index], alloc_req,
+                    spec.project_id, spec.user_id):
+                return host, alloc_req
+        LOG.info('Unable to successfully claim against any host.')
+        return None
+
+    def _consume(self, host, spec):
+        """Account the selection in the cached host state and the group."""
+        from services.scheduler import numa_consume
+        host.consume_from_request(spec, numa_fit=numa_consume.numa_fit)
+        LOG.debug('Selected host: %s', host)
+        group = spec.instance_group
+        if group is not None:
+            # NOTE: later instances of the same request must see this one
+            # for (anti-)affinity, before any compute reports it.
+            group.hosts.append(host.host)
+
+    def _rollback(self, context, instance_uuids, claimed, dry_run):
+        if dry_run:
+            return
+        for index in range(len(claimed)):
+            self.placement.delete_allocation_for_instance(
+                context, instance_uuids[index])
+
+    def _selections(self, claimed, weighed, by_root, ar_version,
+                    return_alternates):
+        num_alts = CONF.scheduler.max_attempts - 1 if return_alternates \
+            else 0
+        chosen_hosts = {(h.host, h.nodename) for h, _r in claimed}
+        result = []
+        for host, alloc_req in claimed:
+            selections = [_selection(host, alloc_req, ar_version)]
+            for candidate in weighed:
+                if len(selections) > num_alts:
+                    break
+                alt = candidate.obj
+                if (alt.host, alt.nodename) in chosen_hosts or \
+                        alt.cell_uuid != host.cell_uuid or \
+                        not by_root.get(alt.uuid):
+                    continue
+                selections.append(_selection(alt, by_root[alt.uuid][0],
+                                             ar_version))
+            result.append(selections)
+        return result
+
+
+def _selection(host, alloc_req, version):
+    return selection_obj.Selection(
+        service_host=host.host, nodename=host.nodename,
+        compute_node_uuid=host.uuid, cell_uuid=host.cell_uuid,
+        limits=dict(host.limits),
+        allocation_request=json.dumps(alloc_req),
+        allocation_request_version=version)
