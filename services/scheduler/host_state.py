@@ -99,17 +99,24 @@ class HostState(object):
                 % (self.host, self.nodename, self.free_ram_mb,
                    self.free_disk_mb, self.num_io_ops, self.num_instances))
 
-    def aggregate_metadata(self, key=None):
+    def aggregate_metadata(self, key=None, split=False):
         """Union of the host's aggregate metadata: key -> set of values.
 
         :param key: only this key when given.
+        :param split: split each value on commas (stripping blanks), so
+            that ``filter_tenant_id=a,b`` counts as {'a', 'b'}; the
+            matching filters (zones, extra specs, tenants) want that.
         """
         result = {}
         for aggregate in self.aggregates:
             for name, value in aggregate.metadata.items():
                 if key is not None and name != key:
                     continue
-                result.setdefault(name, set()).add(value)
+                values = result.setdefault(name, set())
+                if split and isinstance(value, str):
+                    values.update(v.strip() for v in value.split(','))
+                else:
+                    values.add(value)
         return result
 
     def consume_from_request(self, spec, numa_fit=None, pci_consume=None):
