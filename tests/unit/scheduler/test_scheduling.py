@@ -1,0 +1,164 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The scheduling pipeline end to end, over a fake placement."""
+
+import json
+
+import pytest
+
+from common.conf import CONF
+from common.objects import instance_group as group_obj
+from services.scheduler import host_manager
+from services.scheduler import loading
+from services.scheduler import scheduling
+from tests.unit.scheduler import fake_placement
+from tests.unit.scheduler import fakes
+
+
+class Source(host_manager.HostSource):
+    """Host states handed in by the test."""
+
+    def __init__(self, states, aggregates=()):
+        self.states = {s.uuid: s for s in states}
+        self.aggregates = list(aggregates)
+
+    def get_host_states(self, context, uuids):
+        return [self.states[u] for u in uuids if u in self.states]
+
+    def get_updated_since(self, context, uuids):
+        return {u: self.states[u].updated for u in uuids}
+
+    def get_aggregates(self, context):
+        return self.aggregates
+
+    def compute_uuids_for_host(self, context, host, node=None):
+        return [s.uuid for s in self.states.values() if s.host == host]
+
+
+def make(hosts, filters=None, placement=None, aggregates=()):
+    placement = placement or fake_placement.FakePlacement()
+    for state in hosts:
+        if state.uuid not in placement.inventory:
+            placement.add_provider(state.uuid,
+                                   vcpu=state.vcpus_total,
+                                   memory_mb=state.total_usable_ram_mb,
+                                   disk_gb=state.total_usable_disk_gb)
+    manager = host_manager.HostManager(Source(hosts, aggregates))
+    names = filters if filters is not None else (
+        CONF.filter_scheduler.enabled_filters)
+    return scheduling.Scheduler(
+        manager, placement, loading.load_filters(names),
+        loading.load_weighers(['all'])), placement
+
+
+def test_selects_the_host_with_most_free_ram_and_claims_it():
+    hosts = [fakes.host('small', total_usable_ram_mb=4096),
+             fakes.host('big', total_usable_ram_mb=65536)]
+    scheduler, placement = make(hosts)
+    selections, record = scheduler.select_destinations(
+        None, fakes.spec(memory_mb=1024), ['i1'])
+    assert selections[0][0].service_host == 'big'
+    assert placement.claims['i1'] == {'uuid-big': {
+        'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10}}
+    assert record['selected'] == [['big', 'big']]
+    alt = selections[0][1]
+    assert alt.service_host == 'small'
+    assert json.loads(alt.allocation_request)['allocations'] == {
+        'uuid-small': {'resources': {'VCPU': 1, 'MEMORY_MB': 1024,
+                                     'DISK_GB': 10}}}
+
+
+def test_alternates_are_capped_by_max_attempts():
+    hosts = [fakes.host('h%d' % i) for i in range(6)]
+    scheduler, _p = make(hosts)
+    selections, _r = scheduler.select_destinations(None, fakes.spec(), ['i'])
+    assert len(selections[0]) == CONF.scheduler.max_attempts
+    assert len({s.service_host for s in selections[0]}) == len(selections[0])
+
+
+def test_multi_create_spreads_with_its_own_consumption():
+    hosts = [fakes.host('h%d' % i, total_usable_ram_mb=8192,
+                        free_ram_mb=8192) for i in range(3)]
+    scheduler, placement = make(hosts)
+    selections, _r = scheduler.select_destinations(
+        None, fakes.spec(memory_mb=2048), ['a', 'b', 'c'])
+    assert sorted(s[0].service_host for s in selections) == ['h0', 'h1',
+                                                             'h2']
+    assert len(placement.claims) == 3
+
+
+def test_multi_create_is_all_or_nothing():
+    hosts = [fakes.host('h1', total_usable_ram_mb=4096, free_ram_mb=4096)]
+    scheduler, placement = make(hosts)
+    with pytest.raises(scheduling.NoValidHost) as caught:
+        scheduler.select_destinations(None, fakes.spec(memory_mb=3000),
+                                      ['a', 'b'])
+    assert placement.claims == {}
+    assert 'only 1 of 2 instances could be placed' in str(caught.value)
+
+
+def test_a_lost_claim_moves_on_to_the_next_host():
+    hosts = [fakes.host('best', total_usable_ram_mb=65536,
+                        free_ram_mb=65536), fakes.host('other')]
+    scheduler, placement = make(hosts)
+    placement.refuse.add('uuid-best')
+    selections, _r = scheduler.select_destinations(None, fakes.spec(), ['i'])
+    assert selections[0][0].service_host == 'other'
+
+
+def test_no_valid_host_explains_which_filter_rejected_what():
+    zone = fakes.aggregate(metadata={'availability_zone': 'az1'})
+    hosts = [fakes.host('h1', aggregates=[zone]),
+             fakes.host('h2', aggregates=[zone]),
+             fakes.host('h3', service={'disabled': True, 'up': True,
+                                       'forced_down': False})]
+    scheduler, placement = make(
+        hosts, filters=['ComputeFilter', 'AvailabilityZoneFilter'])
+    CONF.set_override('query_placement_for_availability_zone', False,
+                      group='scheduler')
+    try:
+        with pytest.raises(scheduling.NoValidHost) as caught:
+            scheduler.select_destinations(
+                None, fakes.spec(availability_zone='az2'), ['i'])
+    finally:
+        CONF.clear_override('query_placement_for_availability_zone',
+                            group='scheduler')
+    summary = caught.value.explanation['summary']
+    assert summary.startswith('3 hosts: 1 rejected by ComputeFilter')
+    assert '2 by AvailabilityZoneFilter' in summary
+    assert caught.value.explanation['filters'][0]['hosts_out'] == 2
+    assert placement.claims == {}
+
+
+def test_no_candidates_names_the_placement_query():
+    scheduler, _p = make([fakes.host('h1', total_usable_ram_mb=1024)])
+    with pytest.raises(scheduling.NoValidHost) as caught:
+        scheduler.select_destinations(None, fakes.spec(memory_mb=4096),
+                                      ['i'])
+    assert 'placement found no candidate for resources=' in str(
+        caught.value)
+
+
+def test_anti_affinity_within_one_request():
+    hosts = [fakes.host('h1'), fakes.host('h2')]
+    group = fakes.group(group_obj.ANTI_AFFINITY)
+    scheduler, placement = make(hosts)
+    selections, _r = scheduler.select_destinations(
+        None, fakes.spec(group=group), ['a', 'b'])
+    assert {s[0].service_host for s in selections} == {'h1', 'h2'}
+    with pytest.raises(scheduling.NoValidHost):
+        scheduler.select_destinations(
+            None, fakes.spec(group=fakes.group(group_obj.ANTI_AFFINITY)),
+            ['c', 'd', 'e'])
+    assert set(placement.claims) == {'a', 'b'}
+
+
+def test_forced_host_skips_filters_and_dry_run_claims_nothing():
+    hosts = [fakes.host('h1'), fakes.host('h2', service={'disabled': True})]
+    scheduler, placement = make(hosts)
+    selections, record = scheduler.select_destinations(
+        None, fakes.spec(force_hosts=['h2']), [], dry_run=True)
+    assert selections[0][0].service_host == 'h2'
+    assert placement.claims == {}
+    assert 'forced hosts' in record['summary']
