@@ -11,6 +11,8 @@ is the answer of the ``explain`` dry run.
 """
 
 import collections
+import contextlib
+import time
 
 
 class Explanation(object):
@@ -25,6 +27,17 @@ class Explanation(object):
         self.weighed = []
         self.selected = []
         self.notes = []
+        self.timings = collections.OrderedDict()
+
+    @contextlib.contextmanager
+    def timed(self, stage):
+        """Add the wall time of the block to ``timings[stage]`` (ms)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            elapsed = (time.perf_counter() - started) * 1000
+            self.timings[stage] = self.timings.get(stage, 0.0) + elapsed
 
     def add_filter(self, name, hosts_in, hosts_out, removed):
         """Record a filter's pass.
@@ -80,4 +93,7 @@ class Explanation(object):
                 'candidates': self.candidates, 'hosts': self.hosts,
                 'filters': self.filters, 'rejections': self.rejections,
                 'weighed': self.weighed, 'selected': self.selected,
-                'notes': self.notes, 'summary': self.summary()}
+                'notes': self.notes,
+                'timings_ms': {k: round(v, 3) for k, v in
+                               self.timings.items()},
+                'summary': self.summary()}

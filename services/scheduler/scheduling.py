@@ -22,6 +22,8 @@ from common import exception
 from common.objects import selection as selection_obj
 from services.scheduler import explanation as explanation_mod
 from services.scheduler import filters as filters_mod
+from services.scheduler import numa_consume
+from services.scheduler import pci_stats
 from services.scheduler import request_filter
 from services.scheduler import weighers as weighers_mod
 
@@ -113,41 +115,49 @@ class Scheduler(object):
 
     def _schedule(self, context, spec, instance_uuids, return_alternates,
                   dry_run, record):
-        query = request_filter.build_query(context, spec, self.host_manager)
+        with record.timed('request_filters'):
+            query = request_filter.build_query(context, spec,
+                                               self.host_manager)
         record.placement_query = query.describe()
         if query.impossible:
             record.notes.append(query.impossible)
             raise NoValidHost(query.impossible, record.to_dict())
-        alloc_reqs, summaries, ar_version = (
-            self.placement.get_allocation_candidates(context,
-                                                     query.to_params()))
+        with record.timed('placement_query'):
+            alloc_reqs, summaries, ar_version = (
+                self.placement.get_allocation_candidates(
+                    context, query.to_params()))
         record.candidates = len(alloc_reqs)
         if not alloc_reqs:
             LOG.info('Got no allocation candidates from the Placement API. '
                      'This could be due to insufficient resources or a '
                      'temporary occurrence as compute nodes start up.')
             raise NoValidHost(record.summary(), record.to_dict())
-        by_root = _roots(alloc_reqs, summaries)
-        hosts = self.host_manager.get_host_states(
-            context, list(by_root), summaries)
-        hosts = self._restrict(hosts, spec, record)
+        with record.timed('host_states'):
+            by_root = _roots(alloc_reqs, summaries)
+            hosts = self.host_manager.get_host_states(
+                context, list(by_root), summaries)
+            hosts = self._restrict(hosts, spec, record)
         record.hosts = len(hosts)
 
         num = len(instance_uuids) or spec.num_instances
         claimed = []
         weighed = []
         for index in range(num):
-            hosts = self._filter(hosts, spec, index, record)
-            weighed = weighers_mod.weigh(self.weighers, hosts, spec)
+            with record.timed('filters'):
+                hosts = self._filter(hosts, spec, index, record)
+            with record.timed('weighers'):
+                weighed = weighers_mod.weigh(self.weighers, hosts, spec)
             if index == 0:
                 record.add_weighed(weighed)
-            chosen = self._claim_one(context, spec, instance_uuids, index,
-                                     weighed, by_root, dry_run)
+            with record.timed('claim'):
+                chosen = self._claim_one(context, spec, instance_uuids,
+                                         index, weighed, by_root, dry_run)
             if chosen is None:
                 break
             host, alloc_req = chosen
             claimed.append((host, alloc_req))
-            self._consume(host, spec)
+            with record.timed('consume'):
+                self._consume(host, spec)
         if len(claimed) < num:
             self._rollback(context, instance_uuids, claimed, dry_run)
             if claimed or hosts:
@@ -239,8 +249,8 @@ class Scheduler(object):
 
     def _consume(self, host, spec):
         """Account the selection in the cached host state and the group."""
-        from services.scheduler import numa_consume
-        host.consume_from_request(spec, numa_fit=numa_consume.numa_fit)
+        host.consume_from_request(spec, numa_fit=numa_consume.numa_fit,
+                                  pci_consume=pci_stats.consume_from_request)
         LOG.debug('Selected host: %s', host)
         group = spec.instance_group
         if group is not None:
