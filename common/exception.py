@@ -33,3 +33,11 @@ class ConfigurationError(BerthException):
 
 class DBNotConfigured(ConfigurationError):
     msg_fmt = 'No connection is configured for the %(name)s database.'
+
+
+class NotFound(BerthException):
+    msg_fmt = 'Resource could not be found.'
+
+
+class ServiceNotFound(NotFound):
+    msg_fmt = 'Service %(binary)s on host %(host)s could not be found.'

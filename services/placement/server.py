@@ -23,8 +23,11 @@ from services.placement.objects import catalog
 LOG = logging.getLogger(__name__)
 
 CLI_OPTS = [
-    cfg.HostAddressOpt('host', help='Listen address; overrides '
-                                    '[placement_api] bind_host.'),
+    # NOTE: dest differs from the name because [DEFAULT] host (the RPC
+    # services' host name, common/conf/service.py) is another option.
+    cfg.HostAddressOpt('host', dest='listen_host',
+                       help='Listen address; overrides '
+                            '[placement_api] bind_host.'),
     cfg.PortOpt('port', help='Listen port; overrides [placement_api] '
                              'bind_port.'),
 ]
@@ -46,7 +49,7 @@ def build_application(conf):
 
 def make_server(conf, app):
     """A cheroot server bound as the config and command line say."""
-    host = conf.host or conf.placement_api.bind_host
+    host = conf.listen_host or conf.placement_api.bind_host
     port = conf.port if conf.port is not None else (
         conf.placement_api.bind_port)
     server = cheroot_wsgi.Server(
