@@ -29,6 +29,8 @@ LOG = logging.getLogger(__name__)
 
 # NOTE: category -> module. Adding a family is one line here plus its module.
 FAMILIES = {
+    'api_db': 'services.manage.api_db',
+    'db': 'services.manage.db',
     'placement': 'services.manage.placement',
 }
 

@@ -1,0 +1,120 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The api database schema as SQLAlchemy Core tables.
+
+The api database holds what spans cells: where each cell's database and
+message queue are (``cell_mappings``), which cell each compute host is in
+(``host_mappings``), host aggregates and server groups. Table and column
+names are Nova's so that operators' SQL keeps working. The alembic
+migrations in ``api_migrations/`` create exactly this; a unit test compares
+the two.
+"""
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+
+def _timestamps():
+    return [sa.Column('created_at', sa.DateTime),
+            sa.Column('updated_at', sa.DateTime)]
+
+
+cell_mappings = sa.Table(
+    'cell_mappings', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('name', sa.String(255)),
+    # NOTE: cell0 has ``none:///``: it holds instances that never got a
+    # host, so nothing ever talks to a message queue of its own.
+    sa.Column('transport_url', sa.Text, nullable=False),
+    sa.Column('database_connection', sa.Text, nullable=False),
+    sa.Column('disabled', sa.Boolean, nullable=False, default=False),
+    *_timestamps(),
+    sa.UniqueConstraint('uuid', name='uniq_cell_mappings0uuid'),
+)
+
+host_mappings = sa.Table(
+    'host_mappings', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('cell_id', sa.Integer, sa.ForeignKey('cell_mappings.id'),
+              nullable=False),
+    sa.Column('host', sa.String(255), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('host', name='uniq_host_mappings0host'),
+    sa.Index('host_mappings_cell_id_idx', 'cell_id'),
+)
+
+aggregates = sa.Table(
+    'aggregates', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('name', sa.String(255), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('uuid', name='uniq_aggregates0uuid'),
+    sa.UniqueConstraint('name', name='uniq_aggregates0name'),
+)
+
+aggregate_hosts = sa.Table(
+    'aggregate_hosts', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('aggregate_id', sa.Integer, sa.ForeignKey('aggregates.id'),
+              nullable=False),
+    sa.Column('host', sa.String(255), nullable=False),
+    *_timestamps(),
+    # NOTE: host first: "which aggregates is this host in" is the
+    # scheduler's question; aggregate_id has its own index for the API's.
+    sa.UniqueConstraint('host', 'aggregate_id',
+                        name='uniq_aggregate_hosts0host0aggregate_id'),
+    sa.Index('aggregate_hosts_aggregate_id_idx', 'aggregate_id'),
+)
+
+aggregate_metadata = sa.Table(
+    'aggregate_metadata', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('aggregate_id', sa.Integer, sa.ForeignKey('aggregates.id'),
+              nullable=False),
+    sa.Column('key', sa.String(255), nullable=False),
+    sa.Column('value', sa.String(255), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('aggregate_id', 'key',
+                        name='uniq_aggregate_metadata0aggregate_id0key'),
+    # NOTE: the availability zone listing looks up one key everywhere.
+    sa.Index('aggregate_metadata_key_idx', 'key'),
+)
+
+instance_groups = sa.Table(
+    'instance_groups', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('name', sa.String(255)),
+    sa.Column('project_id', sa.String(255)),
+    sa.Column('user_id', sa.String(255)),
+    *_timestamps(),
+    sa.UniqueConstraint('uuid', name='uniq_instance_groups0uuid'),
+)
+
+instance_group_policy = sa.Table(
+    'instance_group_policy', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('group_id', sa.Integer, sa.ForeignKey('instance_groups.id'),
+              nullable=False),
+    sa.Column('policy', sa.String(255)),
+    # NOTE: JSON text, e.g. {"max_server_per_host": 2} for anti-affinity.
+    sa.Column('rules', sa.Text),
+    *_timestamps(),
+    sa.Index('instance_group_policy_group_id_idx', 'group_id'),
+)
+
+instance_group_member = sa.Table(
+    'instance_group_member', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('group_id', sa.Integer, sa.ForeignKey('instance_groups.id'),
+              nullable=False),
+    sa.Column('instance_uuid', sa.String(36), nullable=False),
+    *_timestamps(),
+    sa.Index('instance_group_member_group_id_idx', 'group_id'),
+    # NOTE: "which group is this instance in" on every move and delete.
+    sa.Index('instance_group_member_instance_idx', 'instance_uuid'),
+)

@@ -1,0 +1,145 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""A cell database's schema as SQLAlchemy Core tables.
+
+Every cell database (cell0, cell1..N) has this schema: the services of the
+cell with their heartbeats, the compute nodes (whose uuid is the placement
+resource provider's uuid) and the instances. Table and column names are
+Nova's so that operators' SQL keeps working.
+
+Services, compute nodes and instances are soft-deleted, as users expect
+their history: ``deleted`` is 0 for a live row and the row's ``id`` once
+deleted (so that unique constraints including it allow a new live row),
+and ``deleted_at`` says when. Queries for live rows say ``deleted == 0``.
+
+Columns holding structures are JSON text: ``compute_nodes.numa_topology``
+(the host NUMA primitive of :mod:`common.numa`), ``pci_stats`` (list of
+device pools), ``metrics`` (list of {name, value, timestamp, source}),
+``stats`` (name -> value, e.g. ``num_instances``, ``io_workload``),
+``supported_instances`` (list of [arch, hv_type, vm_mode]), ``cpu_info``;
+``instances.flavor`` (the flavor the instance runs with: flavorid, name,
+vcpus, memory_mb, root_gb, ephemeral_gb, swap, extra_specs),
+``numa_topology`` and ``pci_requests``.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+
+metadata = sa.MetaData()
+
+
+def _datetime():
+    # NOTE: microseconds on MySQL/MariaDB too (DATETIME(6)): the scheduler
+    # reloads a host state when its record's updated_at changed, and two
+    # updates within one second must not look like one.
+    return sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql')
+
+
+def _json_text():
+    # NOTE: MEDIUMTEXT on MySQL/MariaDB, whose TEXT stops at 64 KiB: the
+    # NUMA topology of a large host with its pinned CPUs, or a PCI pool
+    # list, can be longer.
+    return sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql')
+
+
+def _history():
+    return [sa.Column('created_at', _datetime()),
+            sa.Column('updated_at', _datetime()),
+            sa.Column('deleted_at', _datetime()),
+            sa.Column('deleted', sa.Integer, nullable=False, default=0)]
+
+
+services = sa.Table(
+    'services', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('uuid', sa.String(36)),
+    sa.Column('host', sa.String(255)),
+    sa.Column('binary', sa.String(255)),
+    sa.Column('topic', sa.String(255)),
+    sa.Column('report_count', sa.Integer, nullable=False, default=0),
+    sa.Column('disabled', sa.Boolean, nullable=False, default=False),
+    sa.Column('disabled_reason', sa.String(255)),
+    sa.Column('forced_down', sa.Boolean, nullable=False, default=False),
+    # NOTE: the last heartbeat, kept apart from updated_at, which an
+    # administrator's enable/disable also moves.
+    sa.Column('last_seen_up', _datetime()),
+    sa.Column('version', sa.Integer, nullable=False, default=0),
+    *_history(),
+    sa.UniqueConstraint('host', 'binary', 'deleted',
+                        name='uniq_services0host0binary0deleted'),
+    sa.UniqueConstraint('host', 'topic', 'deleted',
+                        name='uniq_services0host0topic0deleted'),
+    sa.Index('services_uuid_idx', 'uuid', unique=True),
+)
+
+compute_nodes = sa.Table(
+    'compute_nodes', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    # NOTE: the placement resource provider's uuid. A compute node row
+    # recreated after a deletion gets a new one.
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('service_id', sa.Integer),
+    sa.Column('host', sa.String(255)),
+    sa.Column('hypervisor_hostname', sa.String(255)),
+    sa.Column('host_ip', sa.String(39)),
+    sa.Column('vcpus', sa.Integer, nullable=False),
+    sa.Column('memory_mb', sa.Integer, nullable=False),
+    sa.Column('local_gb', sa.Integer, nullable=False),
+    sa.Column('vcpus_used', sa.Integer, nullable=False, default=0),
+    sa.Column('memory_mb_used', sa.Integer, nullable=False, default=0),
+    sa.Column('local_gb_used', sa.Integer, nullable=False, default=0),
+    sa.Column('free_ram_mb', sa.Integer),
+    sa.Column('free_disk_gb', sa.Integer),
+    sa.Column('running_vms', sa.Integer),
+    sa.Column('current_workload', sa.Integer),
+    sa.Column('hypervisor_type', sa.String(255)),
+    sa.Column('hypervisor_version', sa.Integer),
+    sa.Column('cpu_info', _json_text()),
+    sa.Column('numa_topology', _json_text()),
+    sa.Column('pci_stats', _json_text()),
+    sa.Column('metrics', _json_text()),
+    sa.Column('stats', _json_text()),
+    sa.Column('supported_instances', _json_text()),
+    sa.Column('cpu_allocation_ratio', sa.Float),
+    sa.Column('ram_allocation_ratio', sa.Float),
+    sa.Column('disk_allocation_ratio', sa.Float),
+    # NOTE: 0 until ``cell_v2 discover_hosts`` has created the host's
+    # host mapping; discovery looks only at unmapped nodes.
+    sa.Column('mapped', sa.Integer, nullable=False, default=0),
+    *_history(),
+    sa.UniqueConstraint(
+        'host', 'hypervisor_hostname', 'deleted',
+        name='uniq_compute_nodes0host0hypervisor_hostname0deleted'),
+    sa.Index('compute_nodes_uuid_idx', 'uuid', unique=True),
+    # NOTE: the scheduler asks "which of these nodes changed since".
+    sa.Index('compute_nodes_updated_at_idx', 'updated_at'),
+)
+
+instances = sa.Table(
+    'instances', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('host', sa.String(255)),
+    sa.Column('node', sa.String(255)),
+    sa.Column('project_id', sa.String(255)),
+    sa.Column('user_id', sa.String(255)),
+    sa.Column('image_ref', sa.String(255)),
+    # NOTE: the instance's own copy of its flavor, so that a later change
+    # or deletion of the flavor in the api database does not alter it.
+    sa.Column('flavor', _json_text()),
+    sa.Column('vm_state', sa.String(255)),
+    sa.Column('task_state', sa.String(255)),
+    sa.Column('power_state', sa.Integer),
+    sa.Column('availability_zone', sa.String(255)),
+    sa.Column('numa_topology', _json_text()),
+    sa.Column('pci_requests', _json_text()),
+    sa.Column('launched_at', _datetime()),
+    sa.Column('terminated_at', _datetime()),
+    *_history(),
+    sa.UniqueConstraint('uuid', name='uniq_instances0uuid'),
+    # NOTE: the live instances of a host: the scheduler's host states and
+    # the resource tracker's audit.
+    sa.Index('instances_host_deleted_idx', 'host', 'deleted'),
+    sa.Index('instances_project_id_deleted_idx', 'project_id', 'deleted'),
+)
