@@ -204,6 +204,10 @@ class API(object):
     def __init__(self, driver=None):
         if driver is None:
             name = CONF.servicegroup_driver
+            if name == 'db' and name not in _DRIVERS:
+                # NOTE: imported here: it needs the cell database modules,
+                # which the in-memory driver's users never load.
+                from common import servicegroup_db  # noqa: F401
             if name not in _DRIVERS:
                 raise exception.ConfigurationError(
                     reason='servicegroup_driver %r is not available here '
