@@ -35,6 +35,25 @@ class DBNotConfigured(ConfigurationError):
     msg_fmt = 'No connection is configured for the %(name)s database.'
 
 
+class NoValidHost(BerthException):
+    """No host can take a request; carries the scheduler's explanation.
+
+    Defined here, in a module every RPC client accepts remote exceptions
+    from, so that the conductor and the API receive it with its
+    explanation intact.
+    """
+
+    msg_fmt = 'No valid host was found. %(reason)s'
+
+    def __init__(self, reason='', explanation=None, **kwargs):
+        # NOTE: both values are keyword arguments because oslo.messaging
+        # rebuilds a remote exception from its kwargs.
+        super().__init__(reason=reason, explanation=explanation or {},
+                         **kwargs)
+        self.reason = reason
+        self.explanation = explanation or {}
+
+
 class NotFound(BerthException):
     msg_fmt = 'Resource could not be found.'
 

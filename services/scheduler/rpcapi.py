@@ -36,7 +36,7 @@ class SchedulerAPI(object):
             consumer of its claim.
         :returns: per instance, a list of Selection (chosen first, then the
             alternates).
-        :raises services.scheduler.scheduling.NoValidHost: with the
+        :raises common.exception.NoValidHost: with the
             scheduler's explanation in ``explanation``.
         """
         cctxt = self.client.prepare(version='1.0')

@@ -30,18 +30,9 @@ from services.scheduler import weighers as weighers_mod
 LOG = logging.getLogger(__name__)
 
 
-class NoValidHost(exception.BerthException):
-    """No host can take the request; carries the scheduler's explanation."""
-
-    msg_fmt = 'No valid host was found. %(reason)s'
-
-    def __init__(self, reason, explanation=None):
-        # NOTE: both values are keyword arguments so that oslo.messaging,
-        # which rebuilds a remote exception from its kwargs, brings the
-        # explanation to the caller across RPC.
-        super().__init__(reason=reason, explanation=explanation or {})
-        self.reason = reason
-        self.explanation = explanation or {}
+# NOTE: the exception lives in common.exception so that it crosses RPC;
+# the pipeline's callers know it by this name too.
+NoValidHost = exception.NoValidHost
 
 
 _SHARING = 'MISC_SHARES_VIA_AGGREGATE'
