@@ -180,11 +180,12 @@ def test_down_time_not_above_report_interval_is_raised(overrides):
     assert servicegroup.service_down_time() == 75
 
 
-def test_unknown_servicegroup_driver_is_a_clear_error(overrides):
+def test_db_servicegroup_without_a_database_is_a_clear_error(overrides):
     overrides(servicegroup_driver='db')
-    with pytest.raises(exception.ConfigurationError) as err:
+    with pytest.raises(exception.DBNotConfigured) as err:
         servicegroup.API()
-    assert "'db' is not available" in str(err.value)
+    assert 'No connection is configured for the cell ([database])' in str(
+        err.value)
 
 
 def test_sighup_reloads_and_sigterm_stops(make_service, tmp_path):

@@ -3,7 +3,8 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """Deterministic host states and request specs for table-driven tests.
 
-    host('h1', free_ram_mb=2048, aggregates=[aggregate(metadata={'io': 'fast'})])
+    host('h1', free_ram_mb=2048,
+         aggregates=[aggregate(metadata={'io': 'fast'})])
     spec(vcpus=2, memory_mb=1024, extra_specs={'io': 'fast'})
 """
 
