@@ -45,11 +45,12 @@ class NoValidHost(BerthException):
 
     msg_fmt = 'No valid host was found. %(reason)s'
 
-    def __init__(self, reason='', explanation=None, **kwargs):
-        # NOTE: both values are keyword arguments because oslo.messaging
-        # rebuilds a remote exception from its kwargs.
-        super().__init__(reason=reason, explanation=explanation or {},
-                         **kwargs)
+    def __init__(self, message=None, reason='', explanation=None, **kwargs):
+        # NOTE: oslo.messaging rebuilds a remote exception as
+        # ``cls(*exc.args, **exc.kwargs)``: the formatted message comes
+        # back positionally, reason and explanation as keywords.
+        super().__init__(message, reason=reason,
+                         explanation=explanation or {}, **kwargs)
         self.reason = reason
         self.explanation = explanation or {}
 

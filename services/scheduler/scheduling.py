@@ -20,6 +20,7 @@ import random
 from common.conf import CONF
 from common import exception
 from common.objects import selection as selection_obj
+from services.scheduler.client import placement as placement_client
 from services.scheduler import explanation as explanation_mod
 from services.scheduler import filters as filters_mod
 from services.scheduler import numa_consume
@@ -112,7 +113,8 @@ class Scheduler(object):
         record.placement_query = query.describe()
         if query.impossible:
             record.notes.append(query.impossible)
-            raise NoValidHost(query.impossible, record.to_dict())
+            raise NoValidHost(reason=query.impossible,
+                              explanation=record.to_dict())
         with record.timed('placement_query'):
             alloc_reqs, summaries, ar_version = (
                 self.placement.get_allocation_candidates(
@@ -122,7 +124,8 @@ class Scheduler(object):
             LOG.info('Got no allocation candidates from the Placement API. '
                      'This could be due to insufficient resources or a '
                      'temporary occurrence as compute nodes start up.')
-            raise NoValidHost(record.summary(), record.to_dict())
+            raise NoValidHost(reason=record.summary(),
+                              explanation=record.to_dict())
         with record.timed('host_states'):
             by_root = _roots(alloc_reqs, summaries)
             hosts = self.host_manager.get_host_states(
@@ -142,13 +145,14 @@ class Scheduler(object):
                 record.add_weighed(weighed)
             with record.timed('claim'):
                 chosen = self._claim_one(context, spec, instance_uuids,
-                                         index, weighed, by_root, dry_run)
+                                         index, weighed, by_root, dry_run,
+                                         record)
             if chosen is None:
                 break
             host, alloc_req = chosen
             claimed.append((host, alloc_req))
             with record.timed('consume'):
-                self._consume(host, spec)
+                self._consume(host, spec, dry_run)
         if len(claimed) < num:
             self._rollback(context, instance_uuids, claimed, dry_run)
             if claimed or hosts:
@@ -156,7 +160,8 @@ class Scheduler(object):
                     'only %d of %d instances could be placed' % (
                         len(claimed), num) if claimed else
                     'no host could be claimed')
-            raise NoValidHost(record.summary(), record.to_dict())
+            raise NoValidHost(reason=record.summary(),
+                              explanation=record.to_dict())
         record.selected = [[h.host, h.nodename] for h, _r in claimed]
         return self._selections(claimed, weighed, by_root, ar_version,
                                 return_alternates)
@@ -217,7 +222,7 @@ class Scheduler(object):
         return [first] + [w for w in weighed if w is not first]
 
     def _claim_one(self, context, spec, instance_uuids, index, weighed,
-                   by_root, dry_run):
+                   by_root, dry_run, record):
         """Claim the first host that accepts; (host, alloc_req) or None."""
         for candidate in self._candidates_in_order(weighed):
             host = candidate.obj
@@ -231,17 +236,31 @@ class Scheduler(object):
             alloc_req = requests[0]
             if dry_run or not instance_uuids:
                 return host, alloc_req
-            if self.placement.claim_resources(
+            try:
+                claimed = self.placement.claim_resources(
                     context, instance_uuids[index], alloc_req,
-                    spec.project_id, spec.user_id):
+                    spec.project_id, spec.user_id)
+            except placement_client.ClaimRefused as exc:
+                LOG.warning('Claim for %s refused: %s', instance_uuids[index],
+                            exc)
+                record.notes.append('placement refused the claim: %s' % exc)
+                return None
+            if claimed:
                 return host, alloc_req
         LOG.info('Unable to successfully claim against any host.')
         return None
 
-    def _consume(self, host, spec):
-        """Account the selection in the cached host state and the group."""
-        host.consume_from_request(spec, numa_fit=numa_consume.numa_fit,
-                                  pci_consume=pci_stats.consume_from_request)
+    def _consume(self, host, spec, dry_run):
+        """Account the selection in the cached host state and the group.
+
+        A dry run leaves the shared host state alone (nothing was claimed)
+        but still updates the request's own group copy, so that the later
+        instances of the same request are placed as they would be.
+        """
+        if not dry_run:
+            host.consume_from_request(
+                spec, numa_fit=numa_consume.numa_fit,
+                pci_consume=pci_stats.consume_from_request)
         LOG.debug('Selected host: %s', host)
         group = spec.instance_group
         if group is not None:

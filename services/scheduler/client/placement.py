@@ -14,6 +14,15 @@ CANDIDATES_VERSION = '1.39'
 CLAIM_VERSION = '1.38'
 
 
+class ClaimRefused(Exception):
+    """Placement refused a claim for a reason no other host would change.
+
+    A consumer generation conflict (another actor wrote the instance's
+    allocations) or a malformed request: trying the next host would only
+    repeat the refusal on every candidate.
+    """
+
+
 def _query_string(query):
     """Encode a list of (key, value) pairs, keeping ':' and ',' readable."""
     return urllib.parse.urlencode(query, safe=':,!')
@@ -54,8 +63,10 @@ class SchedulerPlacementClient(object):
         """Write the allocation of one candidate; False when it lost a race.
 
         :param allocation_request: one entry of the candidates' answer.
-        :returns: True on success; False on a capacity or generation
-            conflict (the scheduler then tries the next host).
+        :returns: True on success; False when this host could not take it
+            (capacity, or the provider changed meanwhile): the scheduler
+            then tries the next host.
+        :raises ClaimRefused: the refusal does not depend on the host.
         """
         body = {'allocations': allocation_request['allocations'],
                 'project_id': project_id, 'user_id': user_id,
@@ -67,8 +78,12 @@ class SchedulerPlacementClient(object):
                                CLAIM_VERSION, context)
         if resp.ok:
             return True
+        detail = resp.error_detail()
+        if resp.status != 409 or 'consumer generation conflict' in str(
+                detail):
+            raise ClaimRefused('%d %s' % (resp.status, detail))
         LOG.info('Unable to claim resources for %s: %d %s', consumer_uuid,
-                 resp.status, resp.error_detail())
+                 resp.status, detail)
         return False
 
     def delete_allocation_for_instance(self, context, consumer_uuid):

@@ -11,6 +11,8 @@ run. Functional tests use the real placement service instead.
 
 import threading
 
+from services.scheduler.client import placement
+
 
 class FakePlacement(object):
     """Providers, usages and claims; the SchedulerPlacementClient API."""
@@ -19,6 +21,8 @@ class FakePlacement(object):
         self.inventory = {}
         self.claims = {}
         self.refuse = set()
+        self.refuse_consumers = set()
+        self.attempts = 0
         self.queries = []
         self._lock = threading.Lock()
 
@@ -73,6 +77,9 @@ class FakePlacement(object):
     def claim_resources(self, context, consumer, alloc_req, project_id,
                         user_id, consumer_generation=None,
                         consumer_type='INSTANCE'):
+        self.attempts += 1
+        if consumer in self.refuse_consumers:
+            raise placement.ClaimRefused('409 consumer generation conflict')
         with self._lock:
             allocations = {u: dict(r['resources'])
                            for u, r in alloc_req['allocations'].items()}

@@ -162,3 +162,43 @@ def test_forced_host_skips_filters_and_dry_run_claims_nothing():
     assert selections[0][0].service_host == 'h2'
     assert placement.claims == {}
     assert 'forced hosts' in record['summary']
+
+
+def test_no_valid_host_survives_rpc_serialization():
+    from oslo_messaging._drivers import common as driver_common
+
+    from common import exception
+    original = exception.NoValidHost(reason='0 hosts',
+                                     explanation={'summary': '0 hosts'})
+    try:
+        raise original
+    except exception.NoValidHost:
+        import sys
+        failure = driver_common.serialize_remote_exception(sys.exc_info())
+    rebuilt = driver_common.deserialize_remote_exception(
+        failure, ['common.exception'])
+    assert isinstance(rebuilt, exception.NoValidHost)
+    assert rebuilt.explanation == {'summary': '0 hosts'}
+    assert 'No valid host was found. 0 hosts' in str(rebuilt)
+
+
+def test_a_refused_claim_is_not_retried_on_every_host():
+    hosts = [fakes.host('h%d' % i) for i in range(5)]
+    scheduler, placement = make(hosts)
+    placement.refuse_consumers.add('taken')
+    with pytest.raises(scheduling.NoValidHost) as caught:
+        scheduler.select_destinations(None, fakes.spec(), ['taken'])
+    assert placement.attempts == 1
+    assert 'placement refused the claim' in caught.value.explanation[
+        'summary']
+
+
+def test_explain_leaves_the_cached_host_state_alone():
+    hosts = [fakes.host('h1')]
+    scheduler, placement = make(hosts)
+    state = scheduler.host_manager.get_host_states(None, ['uuid-h1'])[0]
+    before = (state.num_instances, state.num_io_ops, state.free_ram_mb)
+    scheduler.select_destinations(None, fakes.spec(), [], dry_run=True)
+    assert (state.num_instances, state.num_io_ops,
+            state.free_ram_mb) == before
+    assert placement.claims == {}
