@@ -195,11 +195,8 @@ class Scheduler(object):
                 LOG.debug('Filter %s returned %d host(s)', host_filter.name,
                           len(hosts))
                 if index == 0:
-                    kept = {(h.host, h.nodename) for h in hosts}
-                    record.add_filter(
-                        host_filter.name, len(before), len(hosts),
-                        [(h.host, h.nodename) for h in before
-                         if (h.host, h.nodename) not in kept])
+                    record.add_filter(host_filter.name, len(before),
+                                      len(hosts), _removed(before, hosts))
                 if not hosts:
                     LOG.info('Filter %s returned 0 hosts', host_filter.name)
                     break
@@ -295,6 +292,14 @@ class Scheduler(object):
                                              ar_version))
             result.append(selections)
         return result
+
+
+def _removed(before, after):
+    """(host, node) keys in ``before`` but not in ``after``."""
+    if len(before) == len(after):
+        return []
+    kept = {id(h) for h in after}
+    return [(h.host, h.nodename) for h in before if id(h) not in kept]
 
 
 def _selection(host, alloc_req, version):

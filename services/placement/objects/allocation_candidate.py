@@ -114,8 +114,8 @@ def get_candidates(ctx, creq, version, randomize=False, max_candidates=-1,
     if (len(creq.groups) == 1 and not creq.groups[0].suffix and
             not cq.sharing_providers(conn, shares_id, set(rc_ids.values()))
             and not cq.has_nested_providers(conn)):
-        candidates, tree = _flat(ctx, conn, creq, rc_ids, in_tree_roots,
-                                 settings)
+        return _flat(ctx, conn, creq, version, rc_ids, in_tree_roots,
+                     settings)
     else:
         candidates, tree = _general(ctx, conn, creq, version, rc_ids,
                                     in_tree_roots, shares_id, settings)
@@ -126,8 +126,14 @@ def _empty():
     return {'allocation_requests': [], 'provider_summaries': {}}
 
 
-def _flat(ctx, conn, creq, rc_ids, in_tree_roots, settings):
-    """Candidates when each provider stands alone (the common case)."""
+def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings):
+    """The response when each provider stands alone (the common case).
+
+    NOTE: this path skips the general engine's representation of a
+    candidate (sets of provider and class ids) and renders the answer
+    directly: on a flat cloud every candidate is one provider with the
+    requested amounts, and there may be a thousand of them.
+    """
     group = creq.groups[0]
     resources = {rc_ids[n]: amount for n, amount in group.resources.items()}
     agg_uuids = set(group.member_of.forbidden)
@@ -137,7 +143,7 @@ def _flat(ctx, conn, creq, rc_ids, in_tree_roots, settings):
     any_of = tuple(frozenset(agg_ids[u] for u in wanted if u in agg_ids)
                    for wanted in group.member_of.any_of)
     if any(not wanted for wanted in any_of):
-        return [], {}
+        return _empty()
     forbidden = frozenset(agg_ids[u] for u in group.member_of.forbidden
                           if u in agg_ids)
     rows = cq.flat_candidates(
@@ -146,11 +152,25 @@ def _flat(ctx, conn, creq, rc_ids, in_tree_roots, settings):
         root_traits=_trait_ids(ctx, creq.root_required),
         in_tree_root=in_tree_roots.get(''), bound=settings.bound())
     chosen = settings.take(rows)
-    candidates = [(frozenset(((pid, rc), amount)
-                             for rc, amount in resources.items()),
-                   (('', (pid,)),)) for pid, _u in chosen]
+    if not chosen:
+        return _empty()
+    names = {rc: name for name, rc in rc_ids.items()}
+    pids = [pid for pid, _uuid in chosen]
     tree = {pid: (uuid, None, pid) for pid, uuid in chosen}
-    return candidates, tree
+    inventories = cq.inventories(
+        conn, pids, None if version >= (1, 27) else set(resources))
+    for rows in inventories.values():
+        for rc, _cap, _used in rows:
+            if rc not in names:
+                names[rc] = catalog.RESOURCE_CLASSES.name_for(ctx, rc)
+    traits = cq.trait_names(conn, pids) if version >= (1, 17) else {}
+    return {
+        'allocation_requests': render.single_provider_requests(
+            version, chosen, {names[rc]: n for rc, n in resources.items()}),
+        'provider_summaries': render.provider_summaries(
+            version, sorted(pids), {p: u for p, u in chosen}, inventories,
+            traits, tree, names),
+    }
 
 
 class _LazyOptions(object):

@@ -46,6 +46,26 @@ def allocation_requests(version, candidates, uuid_of, rc_name):
     return result
 
 
+def single_provider_requests(version, chosen, resources):
+    """``allocation_requests`` when every candidate is one provider.
+
+    :param chosen: list of (provider id, uuid) in output order.
+    :param resources: {class name: amount}, the same for every candidate.
+    """
+    # NOTE: one resources dict is shared by every request of the answer;
+    # the response is only serialised, never changed.
+    if version < (1, 12):
+        return [{'allocations': [{'resource_provider': {'uuid': uuid},
+                                  'resources': resources}]}
+                for _pid, uuid in chosen]
+    if version < (1, 34):
+        return [{'allocations': {uuid: {'resources': resources}}}
+                for _pid, uuid in chosen]
+    return [{'allocations': {uuid: {'resources': resources}},
+             'mappings': {'': [uuid]}}
+            for _pid, uuid in chosen]
+
+
 def _allocations(dict_shape, allocations, uuid_of, rc_name):
     per_provider = {}
     for (pid, rc), amount in sorted(allocations):

@@ -89,8 +89,35 @@ class BaseHostWeigher(object):
         return [self._weigh_object(w.obj, spec_obj) for w in weighed_hosts]
 
 
+class _NoAggregates(object):
+    """Stands for any host whose aggregates override no multiplier."""
+
+    aggregates = ()
+
+    @staticmethod
+    def aggregate_metadata(key=None, split=False):
+        return {}
+
+
+_NO_AGGREGATES = _NoAggregates()
+_OVERRIDE_SUFFIX = '_weight_multiplier'
+
+
+def _overrides_multipliers(host_state):
+    """True when one of the host's aggregates sets a weight multiplier."""
+    return any(key.endswith(_OVERRIDE_SUFFIX)
+               for aggregate in host_state.aggregates
+               for key in aggregate.metadata)
+
+
 def weigh(weighers, host_states, spec_obj):
     """Weigh ``host_states`` with ``weighers``; best first.
+
+    NOTE: each weigher's configured multiplier is read once per request;
+    only hosts in an aggregate that overrides a multiplier are asked for
+    their own. A weigher whose multiplier is 0 everywhere is not run.
+    With thirteen weighers and a thousand candidates this is the
+    difference between reading the config 13000 times and 13 times.
 
     :returns: list of WeighedHost sorted by descending weight; each carries
         the per-weigher contributions for the explanation.
@@ -98,11 +125,18 @@ def weigh(weighers, host_states, spec_obj):
     weighed = [WeighedHost(h) for h in host_states]
     if not weighed:
         return []
+    overridden = [_overrides_multipliers(h) for h in host_states]
+    any_override = any(overridden)
     for weigher in weighers:
+        default = weigher.weight_multiplier(_NO_AGGREGATES)
+        if default == 0 and not any_override:
+            continue
         raw = weigher.weigh_objects(weighed, spec_obj)
         normalized = normalize(raw, weigher.minval, weigher.maxval)
-        for host, norm in zip(weighed, normalized):
-            contribution = weigher.weight_multiplier(host.obj) * norm
+        for host, norm, own in zip(weighed, normalized, overridden):
+            multiplier = weigher.weight_multiplier(host.obj) if own \
+                else default
+            contribution = multiplier * norm
             host.contributions[weigher.name] = contribution
             host.weight += contribution
     weighed.sort(key=lambda w: w.weight, reverse=True)
