@@ -133,6 +133,9 @@ def weigh(weighers, host_states, spec_obj):
             continue
         raw = weigher.weigh_objects(weighed, spec_obj)
         normalized = normalize(raw, weigher.minval, weigher.maxval)
+        if not any(normalized):
+            # Every host scores 0: nothing to add, whatever the multiplier.
+            continue
         for host, norm, own in zip(weighed, normalized, overridden):
             multiplier = weigher.weight_multiplier(host.obj) if own \
                 else default

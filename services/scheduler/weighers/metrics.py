@@ -73,14 +73,28 @@ class MetricsWeigher(weighers.BaseHostWeigher):
             host_state, 'metrics_weight_multiplier',
             CONF.metrics.weight_multiplier)
 
+    def weigh_objects(self, weighed_hosts, spec_obj):
+        """Raw weights; all 0 at once when no metric is configured.
+
+        NOTE: the setting is read once per request, not once per host.
+        """
+        setting = self._setting()
+        if not setting:
+            return [0.0] * len(weighed_hosts)
+        return [self._weigh(w.obj, setting) for w in weighed_hosts]
+
     def _weigh_object(self, host_state, spec_obj):
+        """The weighted sum of the host's metrics, or the fallback weight."""
+        return self._weigh(host_state, self._setting())
+
+    def _weigh(self, host_state, setting):
         """The weighted sum of the host's metrics, or the fallback weight.
 
         :raises: ComputeHostMetricNotFound when a metric is missing and
             ``[metrics] required`` is True.
         """
         total = 0.0
-        for name, ratio in self._setting():
+        for name, ratio in setting:
             value = _metric_value(host_state, name)
             if value is None:
                 if CONF.metrics.required:
