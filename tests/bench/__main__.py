@@ -18,6 +18,9 @@ BENCHMARKS = {
     'placement': ('tests.bench.placement',
                   'allocation candidates latency and claim rate, '
                   'Berth vs upstream openstack-placement'),
+    'scheduler': ('tests.bench.scheduler',
+                  'select_destinations latency over RabbitMQ at 100 to '
+                  '10000 hosts, with the share of each stage'),
 }
 
 

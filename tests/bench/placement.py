@@ -8,21 +8,26 @@ For each size N, each server gets a fresh database and the same seeded data
 MEMORY_MB and DISK_GB inventory, 20% with HW_CPU_X86_AVX2, 10% with
 CUSTOM_MAINTENANCE, one of 10 aggregates each, and allocations filling about
 half of the capacity (5% of the nodes are filled until they cannot take the
-benchmark's request). Then it measures, over HTTP on 127.0.0.1:
+benchmark's request). Then it measures both servers side by side, their
+samples alternating, over HTTP on 127.0.0.1:
 
 - ``GET /allocation_candidates`` latency (median, p95) for a few queries,
   with ``limit=1000``;
-- claims per second (``PUT /allocations/{consumer}``) with 1 and 8 clients.
+- claims per second (``PUT /allocations/{consumer}``) with 1 and 8 clients;
+- for both, the server process's CPU time per request, which depends far
+  less than latency on whatever else the machine is running.
 
 Correctness is checked, not assumed: every query is also run without
 ``limit`` and the set of provider uuids in ``allocation_requests`` is
 compared with the set computed from the seeded data and with the other
-server's. A mismatch or any 5xx makes the run exit non-zero.
+server's. A mismatch or any 5xx from Berth makes the run exit non-zero;
+upstream's 5xx (SQLite "database is locked" under concurrency) are reported.
 """
 
 import collections
 import concurrent.futures
 import json
+import math
 import os
 import random
 import shutil
@@ -47,8 +52,13 @@ HEADERS = {
 SEED = 20240601
 DEFAULT_SIZES = (1000, 5000)
 QUICK_SIZES = (1000,)
-SEED_THREADS = 8
-PROVIDERS_PER_ALLOCATION_BATCH = 20
+# Seeding threads (providers, allocations) per database kind.
+# NOTE: SQLite takes one writer at a time and upstream answers contention
+# with 500 "database is locked". Retried small provider writes still gain
+# from two threads; retried 30-consumer POST /allocations made concurrent
+# seeding 3x slower than one thread.
+SEED_THREADS = {'sqlite': (2, 1), 'mysql': (8, 8), 'postgresql': (8, 8)}
+PROVIDERS_PER_ALLOCATION_BATCH = 10
 CONSUMER_TYPE = 'INSTANCE'
 SEED_PROJECT = 'bench-seed-project'
 CLAIM_PROJECT = 'bench-claim-project'
@@ -66,6 +76,9 @@ CLAIM = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 10}
 CLAIM_CLIENTS = (1, 8)
 
 ALLOCATION_RATIO = {'VCPU': 16.0, 'MEMORY_MB': 1.0, 'DISK_GB': 1.0}
+# NOTE: "large" consumers keep seeding within the time budget: upstream
+# takes about 8 ms per consumer on this machine.
+CONSUMERS_PER_PROVIDER = (2, 4)
 
 
 # ---------------------------------------------------------------- data set
@@ -96,7 +109,9 @@ def fits(provider, request, used=None):
 def _usage_split(provider, fill, consumers):
     """Split ``fill`` of each capacity over ``consumers`` allocations.
 
-    Each allocation stays within max_unit (= total), as placement requires.
+    NOTE: an allocation may not exceed max_unit (= total), so with few
+    consumers per provider VCPU ends up at consumers/16 of its 16x
+    overcommitted capacity while memory and disk reach ``fill``.
     """
     shares = []
     for _ in range(consumers):
@@ -146,7 +161,7 @@ def build_dataset(size, seed=SEED):
             shares = _fill_full(provider, rng)
         else:
             shares = _usage_split(provider, rng.uniform(0.3, 0.7),
-                                  rng.randint(8, 12))
+                                  rng.randint(*CONSUMERS_PER_PROVIDER))
         for share in shares:
             consumers.append((_uuid(rng), provider.uuid, share))
             for rc, amount in share.items():
@@ -214,6 +229,7 @@ class Clients(object):
         return client
 
     def close(self):
+        """Close every thread's client."""
         for client in self._all:
             client.close()
 
@@ -316,26 +332,30 @@ def _seed_allocations(http, retries, batch):
     _send(http, retries, 'POST', '/allocations', [204], json=body)
 
 
-def _run_parallel(clients, retries, func, items):
-    """Call ``func(http, retries, item)`` for each item on SEED_THREADS."""
+def _run_parallel(clients, threads, retries, func, items):
+    """Call ``func(http, retries, item)`` for each item on ``threads``."""
     def call(item):
         return func(clients.get(), retries, item)
-    with concurrent.futures.ThreadPoolExecutor(SEED_THREADS) as pool:
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
         for _ in pool.map(call, items):
             pass
 
 
-def seed(clients, dataset):
+def seed(clients, dataset, threads, log):
     """Load ``dataset`` into the server behind ``clients``.
 
+    :param threads: (threads for providers, threads for allocations).
     :returns: (seconds taken, SeedRetries).
     """
     start = time.perf_counter()
     retries = SeedRetries()
     http = clients.get()
     _send(http, retries, 'PUT', '/traits/%s' % MAINTENANCE, [201, 204])
-    _run_parallel(clients, retries, _seed_provider, dataset.providers)
-    _run_parallel(clients, retries, _seed_allocations,
+    provider_threads, allocation_threads = threads
+    _run_parallel(clients, provider_threads, retries, _seed_provider,
+                  dataset.providers)
+    log('    providers in %.1fs' % (time.perf_counter() - start))
+    _run_parallel(clients, allocation_threads, retries, _seed_allocations,
                   _allocation_batches(dataset))
     elapsed = time.perf_counter() - start
     verify_seed(http, dataset)
@@ -349,13 +369,12 @@ def verify_seed(http, dataset):
     if count != len(dataset.providers):
         raise BenchError('server has %d providers, seeded %d' % (
             count, len(dataset.providers)))
-    resp = _expect(http.get('/usages', params={'project_id': SEED_PROJECT}),
-                   200)
+    # NOTE: asked at 1.9, before 1.38 grouped usages by consumer type:
+    # upstream 16.0.0's 1.38 usages query fails on PostgreSQL (GROUP BY).
+    resp = _expect(http.get(
+        '/usages', params={'project_id': SEED_PROJECT},
+        headers={'OpenStack-API-Version': 'placement 1.9'}), 200)
     usages = resp.json()['usages']
-    if 'INSTANCE' in usages:
-        # NOTE: 1.38+ groups usages by consumer type.
-        usages = {rc: amount for rc, amount in usages['INSTANCE'].items()
-                  if rc != 'consumer_count'}
     expected = collections.Counter()
     for provider in dataset.providers:
         expected.update(provider.used)
@@ -368,8 +387,8 @@ def verify_seed(http, dataset):
 def percentile(values, fraction):
     """Return the nearest-rank percentile of ``values``."""
     ordered = sorted(values)
-    rank = max(0, int(round(fraction * len(ordered) + 0.5)) - 1)
-    return ordered[min(rank, len(ordered) - 1)]
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[rank - 1]
 
 
 def candidate_uuids(body):
@@ -378,30 +397,61 @@ def candidate_uuids(body):
             for rp in request['allocations']}
 
 
-def measure_query(http, query, samples, warmup):
-    """Time ``samples`` limited GETs; return stats and the candidate set."""
-    params = dict(query.params, limit=LIMIT)
-    timings = []
-    for index in range(warmup + samples):
-        start = time.perf_counter()
-        resp = http.get('/allocation_candidates', params=params)
-        elapsed = time.perf_counter() - start
-        _expect(resp, 200)
-        if index >= warmup:
-            timings.append(elapsed * 1000)
-    limited = candidate_uuids(resp.json())
+def alternating(sides, rounds):
+    """Yield (round, side), reversing the order of the sides each round.
+
+    NOTE: the sides' samples interleave so that a change in what else the
+    machine runs weighs on both alike, not on whichever side ran later.
+    """
+    for index in range(rounds):
+        for side in (sides if index % 2 == 0 else sides[::-1]):
+            yield index, side
+
+
+def measure_queries(sides, dataset, plan, log):
+    """Time every query on every side; keep stats and candidate sets."""
+    for query in queries(dataset):
+        params = dict(query.params, limit=LIMIT)
+        timings = {side.name: [] for side in sides}
+        last, cpu_start = {}, {}
+        for index, side in alternating(sides,
+                                       plan['warmup'] + plan['samples']):
+            if index == plan['warmup']:
+                cpu_start.setdefault(side.name, side.cpu_seconds())
+            start = time.perf_counter()
+            resp = side.http().get('/allocation_candidates', params=params)
+            elapsed_ms = (time.perf_counter() - start) * 1000
+            last[side.name] = _expect(resp, 200)
+            if index >= plan['warmup']:
+                timings[side.name].append(elapsed_ms)
+        for side in sides:
+            cpu_ms = (side.cpu_seconds() - cpu_start[side.name]) * 1000
+            _record_query(side, query, timings[side.name], cpu_ms,
+                          candidate_uuids(last[side.name].json()))
+            log('  %s: %-9s median %8.1f ms  p95 %8.1f ms  (%d cand.)' % (
+                side.name, query.name,
+                side.metrics['queries'][query.name]['median_ms'],
+                side.metrics['queries'][query.name]['p95_ms'],
+                len(side.sets[query.name][0])))
+
+
+def _record_query(side, query, timings, cpu_ms, limited):
+    """Store one query's stats, running it once more without limit."""
     start = time.perf_counter()
-    resp = _expect(http.get('/allocation_candidates', params=query.params),
-                   200)
+    resp = _expect(side.http().get('/allocation_candidates',
+                                   params=query.params), 200)
     unlimited_ms = (time.perf_counter() - start) * 1000
-    return {
-        'samples': samples,
+    unlimited = candidate_uuids(resp.json())
+    side.sets[query.name] = (limited, unlimited)
+    side.metrics['queries'][query.name] = {
+        'samples': len(timings),
         'median_ms': round(statistics.median(timings), 2),
         'p95_ms': round(percentile(timings, 0.95), 2),
+        'server_cpu_ms': round(cpu_ms / len(timings), 2),
         'candidates': len(limited),
         'unlimited_ms': round(unlimited_ms, 2),
-        'unlimited_candidates': len(candidate_uuids(resp.json())),
-    }, limited, candidate_uuids(resp.json())
+        'unlimited_candidates': len(unlimited),
+    }
 
 
 class ClaimTargets(object):
@@ -433,10 +483,50 @@ class ClaimTargets(object):
         return None
 
 
-def _claim_worker(http, targets, deadline, tally):
+class ClaimTally(object):
+    """Claim answers of one side at one concurrency, over several rounds."""
+
+    def __init__(self):
+        self.statuses = collections.Counter()
+        self.examples = {}
+        self.latencies = []
+        self.seconds = 0.0
+        self.cpu_seconds = 0.0
+        self._lock = threading.Lock()
+
+    def add(self, resp, elapsed_ms):
+        """Count one answer."""
+        with self._lock:
+            self.statuses[resp.status_code] += 1
+            if resp.status_code == 204:
+                self.latencies.append(elapsed_ms)
+            else:
+                self.examples.setdefault(str(resp.status_code),
+                                         resp.text[:300])
+
+    def summary(self, concurrency):
+        """Return the JSON-ready results."""
+        claims = self.statuses[204]
+        return {
+            'clients': concurrency,
+            'seconds': round(self.seconds, 2),
+            'claims': claims,
+            'claims_per_s': round(claims / self.seconds, 1),
+            'median_ms': round(statistics.median(self.latencies), 2)
+            if self.latencies else None,
+            'server_cpu_ms': round(self.cpu_seconds * 1000 / claims, 2)
+            if claims else None,
+            'failures': {str(code): n for code, n
+                         in sorted(self.statuses.items()) if code != 204},
+            'failure_examples': self.examples,
+        }
+
+
+def _claim_worker(side, deadline, tally):
     """PUT new consumers' allocations until ``deadline``."""
+    http = side.http()
     while time.monotonic() < deadline:
-        rp = targets.take()
+        rp = side.targets.take()
         if rp is None:
             return
         body = {'allocations': {rp: {'resources': CLAIM}},
@@ -444,48 +534,44 @@ def _claim_worker(http, targets, deadline, tally):
                 'consumer_generation': None, 'consumer_type': CONSUMER_TYPE}
         start = time.perf_counter()
         resp = http.put('/allocations/%s' % uuid.uuid4(), json=body)
-        elapsed = (time.perf_counter() - start) * 1000
-        tally(resp, elapsed)
+        tally.add(resp, (time.perf_counter() - start) * 1000)
 
 
-def measure_claims(clients, targets, concurrency, duration):
-    """Run ``concurrency`` claiming clients for ``duration`` seconds."""
-    statuses = collections.Counter()
-    examples = {}
-    latencies = []
-    lock = threading.Lock()
-
-    def tally(resp, elapsed_ms):
-        with lock:
-            statuses[resp.status_code] += 1
-            if resp.status_code == 204:
-                latencies.append(elapsed_ms)
-            else:
-                examples.setdefault(str(resp.status_code), resp.text[:300])
-
+def run_claims(side, concurrency, duration, tally):
+    """Run ``concurrency`` claiming clients on ``side`` for ``duration``."""
+    cpu_start = side.cpu_seconds()
     start = time.monotonic()
-    deadline = start + duration
     with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
-        futures = [pool.submit(lambda: _claim_worker(
-            clients.get(), targets, deadline, tally))
-            for _ in range(concurrency)]
+        futures = [pool.submit(_claim_worker, side, start + duration, tally)
+                   for _ in range(concurrency)]
         for future in futures:
             future.result()
-    elapsed = time.monotonic() - start
-    return {
-        'clients': concurrency,
-        'seconds': round(elapsed, 2),
-        'claims': statuses[204],
-        'claims_per_s': round(statuses[204] / elapsed, 1),
-        'median_ms': round(statistics.median(latencies), 2)
-        if latencies else None,
-        'failures': {str(code): n for code, n in sorted(statuses.items())
-                     if code != 204},
-        'failure_examples': examples,
-    }
+    tally.seconds += time.monotonic() - start
+    tally.cpu_seconds += side.cpu_seconds() - cpu_start
+
+
+def measure_claims(sides, dataset, plan, log):
+    """Measure the claim rate of every side at each of CLAIM_CLIENTS."""
+    for side in sides:
+        side.targets = ClaimTargets(dataset)
+    rounds = plan['claim_rounds']
+    for concurrency in CLAIM_CLIENTS:
+        tallies = {side.name: ClaimTally() for side in sides}
+        for _, side in alternating(sides, rounds):
+            run_claims(side, concurrency, plan['claim_seconds'] / rounds,
+                       tallies[side.name])
+        for side in sides:
+            stats = tallies[side.name].summary(concurrency)
+            side.metrics['claims'][str(concurrency)] = stats
+            log('  %s: claims x%d  %7.1f/s  failures %s' % (
+                side.name, concurrency, stats['claims_per_s'],
+                stats['failures'] or 'none'))
 
 
 # ---------------------------------------------------------------- servers
+
+CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
+
 
 def berth_server(workdir, db_url, port):
     """Return a ServerProcess for Berth's placement API (not started)."""
@@ -506,92 +592,130 @@ def berth_server(workdir, db_url, port):
         os.path.join(workdir, 'berth-placement.log'), cwd=upstream.REPO_ROOT)
 
 
-def make_server(side, args, size):
+def make_server(name, args, size):
     """Create the side's database and return its ServerProcess."""
     port = servers.free_port()
     db_url = servers.recreate_database(
-        args.db, 'berth_bench_%s_%d' % (side, size) if args.db == 'sqlite'
-        else 'berth_bench_%s' % side, args.workdir)
-    if side == 'berth':
+        args.db, 'berth_bench_%s_%d' % (name, size) if args.db == 'sqlite'
+        else 'berth_bench_%s' % name, args.workdir)
+    if name == 'berth':
         return berth_server(args.workdir, db_url, port)
     return upstream.server(args.upstream_venv, args.workdir, db_url, port)
 
 
-def run_side(side, args, dataset, plan, log):
-    """Seed one server with ``dataset`` and measure it.
+class Side(object):
+    """One server under test: its process, HTTP clients and results."""
 
-    :returns: (metrics dict, {query name: (limited set, unlimited set)}).
+    def __init__(self, name, server):
+        self.name = name
+        self.server = server
+        self.clients = Clients(server.url)
+        self.metrics = {'queries': {}, 'claims': {}}
+        self.sets = {}
+        self.targets = None
+
+    def http(self):
+        """Return this thread's client for the server."""
+        return self.clients.get()
+
+    def cpu_seconds(self):
+        """Return the CPU time (user + system) the server has used."""
+        with open('/proc/%d/stat' % self.server.proc.pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+    def seed(self, dataset, threads, log):
+        """Seed the server with ``dataset``, recording the time taken."""
+        log('  %s: seeding %d providers, %d consumers ...' % (
+            self.name, len(dataset.providers), len(dataset.consumers)))
+        seconds, retries = seed(self.clients, dataset, threads, log)
+        log('  %s: seeded in %.1fs (%d retried 5xx)' % (
+            self.name, seconds, retries.count))
+        self.metrics.update(seed_s=round(seconds, 1),
+                            seed_retries=retries.count,
+                            seed_retry_example=retries.example)
+
+    def stop(self):
+        """Close the clients and stop the server."""
+        self.clients.close()
+        self.server.stop()
+
+
+def measure(names, args, dataset, plan, log):
+    """Start and seed every side, then measure them side by side.
+
+    :returns: the Side objects, stopped, with their metrics and sets.
     """
-    server = make_server(side, args, len(dataset.providers))
-    clients = Clients(server.url)
-    with server.start():
-        try:
-            log('  %s: seeding %d providers, %d consumers ...' % (
-                side, len(dataset.providers), len(dataset.consumers)))
-            seconds, retries = seed(clients, dataset)
-            metrics = {'seed_s': round(seconds, 1),
-                       'seed_retries': retries.count,
-                       'seed_retry_example': retries.example,
-                       'queries': {}, 'claims': {}}
-            log('  %s: seeded in %.1fs (%d retried 5xx)' % (
-                side, seconds, retries.count))
-            sets = {}
-            http = clients.get()
-            for query in queries(dataset):
-                stats, limited, unlimited = measure_query(
-                    http, query, plan['samples'], plan['warmup'])
-                metrics['queries'][query.name] = stats
-                sets[query.name] = (limited, unlimited)
-                log('  %s: %-9s median %8.1f ms  p95 %8.1f ms  (%d cand.)' % (
-                    side, query.name, stats['median_ms'], stats['p95_ms'],
-                    stats['candidates']))
-            targets = ClaimTargets(dataset)
-            for concurrency in CLAIM_CLIENTS:
-                stats = measure_claims(clients, targets, concurrency,
-                                       plan['claim_seconds'])
-                metrics['claims'][str(concurrency)] = stats
-                log('  %s: claims x%d  %7.1f/s  failures %s' % (
-                    side, concurrency, stats['claims_per_s'],
-                    stats['failures'] or 'none'))
-            server.check_alive()
-        finally:
-            clients.close()
-    return metrics, sets
+    sides = []
+    try:
+        for name in names:
+            side = Side(name, make_server(name, args,
+                                          len(dataset.providers)))
+            sides.append(side)
+            side.server.start()
+            side.seed(dataset, SEED_THREADS[args.db], log)
+        measure_queries(sides, dataset, plan, log)
+        measure_claims(sides, dataset, plan, log)
+        for side in sides:
+            side.server.check_alive()
+    except Exception:
+        for side in sides:
+            log('  %s server log tail:\n%s' % (side.name,
+                                               side.server.log_tail()))
+        raise
+    finally:
+        for side in sides:
+            side.stop()
+    return sides
 
 
 # ------------------------------------------------------------ comparing
 
+def _compare_sides(name, sides_sets):
+    """Compare the two sides' sets for query ``name``."""
+    problems, notes = [], []
+    (side_a, sets_a), (side_b, sets_b) = sorted(sides_sets.items())
+    (limited_a, full_a), (limited_b, full_b) = sets_a[name], sets_b[name]
+    if full_a != full_b:
+        problems.append(
+            '%s: without limit the servers disagree: %d only in %s, '
+            '%d only in %s' % (name, len(full_a - full_b), side_a,
+                               len(full_b - full_a), side_b))
+    if limited_a != limited_b:
+        notes.append(
+            '%s: with limit=%d the servers pick different subsets (%d in '
+            'common): truncation order differs, not an error' % (
+                name, LIMIT, len(limited_a & limited_b)))
+    return problems, notes
+
+
 def compare(dataset, sides_sets):
     """Check candidate sets against the seeded data and between sides.
 
-    :returns: a list of problem strings (empty when all agree) and a list
-        of notes that are not failures.
+    :returns: (problems, notes): problems are failures, notes are not.
     """
     problems, notes = [], []
     for query in queries(dataset):
         expected = expected_candidates(dataset, query)
-        for side, sets in sides_sets.items():
+        for side, sets in sorted(sides_sets.items()):
             limited, unlimited = sets[query.name]
             if unlimited != expected:
                 problems.append(
-                    '%s %s: %d candidates without limit, expected %d '
-                    '(%d missing, %d unexpected)' % (
+                    '%s %s: %d candidates without limit, the seeded data '
+                    'gives %d (%d missing, %d unexpected)' % (
                         side, query.name, len(unlimited), len(expected),
                         len(expected - unlimited), len(unlimited - expected)))
             if not limited <= expected or \
                     len(limited) != min(LIMIT, len(expected)):
-                problems.append('%s %s: limit=%d returned %d candidates, '
-                                'not a subset of the %d expected' % (
-                                    side, query.name, LIMIT, len(limited),
-                                    len(expected)))
+                problems.append(
+                    '%s %s: limit=%d gave %d candidates, not a subset of '
+                    'size min(limit, %d) of the expected set' % (
+                        side, query.name, LIMIT, len(limited),
+                        len(expected)))
         if len(sides_sets) == 2:
-            (_, a), (_, b) = sorted(sides_sets.items())
-            if a[query.name][0] != b[query.name][0]:
-                notes.append(
-                    '%s: with limit=%d the sides pick different subsets '
-                    '(%d common): truncation order differs, not an error' % (
-                        query.name, LIMIT,
-                        len(a[query.name][0] & b[query.name][0])))
+            more_problems, more_notes = _compare_sides(query.name, sides_sets)
+            problems += more_problems
+            notes += more_notes
     return problems, notes
 
 
@@ -621,6 +745,7 @@ def report_rows(size_result):
     any_side = berth or up
     for name in any_side['queries']:
         for key, label in (('median_ms', 'median ms'), ('p95_ms', 'p95 ms'),
+                           ('server_cpu_ms', 'server CPU ms'),
                            ('candidates', 'candidates')):
             b = berth['queries'][name][key] if berth else None
             u = up['queries'][name][key] if up else None
@@ -630,6 +755,9 @@ def report_rows(size_result):
         b = berth['claims'][clients]['claims_per_s'] if berth else None
         u = up['claims'][clients]['claims_per_s'] if up else None
         yield ('claims/s x%s' % clients, b, u, _ratio(b, u, True))
+        b = berth['claims'][clients]['server_cpu_ms'] if berth else None
+        u = up['claims'][clients]['server_cpu_ms'] if up else None
+        yield ('claim server CPU ms x%s' % clients, b, u, _ratio(b, u, False))
     b = berth['seed_s'] if berth else None
     u = up['seed_s'] if up else None
     yield ('seed s', b, u, _ratio(b, u, False))
@@ -647,6 +775,10 @@ def print_report(results, out=sys.stdout):
         results['db'], results['upstream_server']))
     out.write('ratio = upstream/berth for latency, berth/upstream for '
               'rates (higher is better for Berth)\n')
+    out.write('%d CPUs; load average %.1f at the start, %.1f at the end '
+              '(other processes skew the numbers)\n' % (
+                  results['cpus'], results['loadavg_start'][0],
+                  results['loadavg_end'][0]))
     for size, size_result in results['sizes'].items():
         out.write('\nN = %s\n' % size)
         out.write('%-28s %12s %12s %8s\n' % ('metric', 'berth', 'upstream',
@@ -657,7 +789,7 @@ def print_report(results, out=sys.stdout):
         for line in size_result['problems']:
             out.write('FAILURE: %s\n' % line)
         for line in size_result['warnings']:
-            out.write('SERVER ERRORS: %s\n' % line)
+            out.write('UPSTREAM ERRORS: %s\n' % line)
         for line in size_result['notes']:
             out.write('note: %s\n' % line)
     for line in target_verdict(results):
@@ -675,17 +807,26 @@ def target_verdict(results):
             'MET' if ratio >= 10 else 'NOT MET')
         lines.append('  %-22s %8s  %s' % (metric, _cell(ratio, '%.2fx'),
                                           verdict))
+    for side, metrics in sorted(size_result['sides'].items()):
+        for clients, stats in sorted(metrics['claims'].items()):
+            errors = sum(count for code, count in stats['failures'].items()
+                         if code.startswith('5'))
+            if errors:
+                lines.append('  NOTE: %s answered %d claims x%s with 5xx; '
+                             'its rate counts successes only' % (
+                                 side, errors, clients))
     return lines
 
 
 # ------------------------------------------------------------------ main
 
 def plan_for(size, quick):
-    """Return sample counts and claim duration for ``size``."""
+    """Return sample counts and claim duration (in rounds) for ``size``."""
     if quick:
-        return {'samples': 5, 'warmup': 1, 'claim_seconds': 3}
+        return {'samples': 5, 'warmup': 1, 'claim_seconds': 3,
+                'claim_rounds': 3}
     return {'samples': 30 if size <= 1000 else 20, 'warmup': 3,
-            'claim_seconds': 10}
+            'claim_seconds': 10, 'claim_rounds': 5}
 
 
 def add_arguments(parser):
@@ -719,8 +860,39 @@ def _log(message):
     sys.stderr.flush()
 
 
+def _server_trouble(side, metrics, size_result):
+    """File the side's 5xx answers and seeding retries in ``size_result``.
+
+    NOTE: a 5xx from Berth is a failure; one from upstream is upstream's
+    behaviour (SQLite "database is locked"), reported as loudly but not
+    failing the run.
+    """
+    lines = ['%s %s' % (side, line) for line in server_errors(metrics)]
+    if metrics['seed_retries']:
+        lines.append('%s: %d 5xx retried while seeding, e.g. %s' % (
+            side, metrics['seed_retries'],
+            metrics['seed_retry_example'][:200]))
+    size_result['problems' if side == 'berth' else 'warnings'] += lines
+
+
+def run_size(args, names, size):
+    """Measure every side at ``size``; return the size's results."""
+    _log('N = %d (logs in %s)' % (size, args.workdir))
+    dataset = build_dataset(size)
+    sides = measure(names, args, dataset, plan_for(size, args.quick), _log)
+    size_result = {'sides': {}, 'problems': [], 'warnings': [], 'notes': []}
+    for side in sides:
+        size_result['sides'][side.name] = side.metrics
+        _server_trouble(side.name, side.metrics, size_result)
+    problems, notes = compare(
+        dataset, {side.name: side.sets for side in sides})
+    size_result['problems'] += problems
+    size_result['notes'] += notes
+    return size_result
+
+
 def run(args):
-    """Run the benchmark; return 0, or 1 on mismatches or server errors."""
+    """Run the benchmark; return 0, or 1 on mismatches or Berth errors."""
     sides = [args.only] if args.only else ['berth', 'upstream']
     keep = bool(args.workdir)
     args.workdir = os.path.abspath(
@@ -729,45 +901,25 @@ def run(args):
     results = {'db': args.db, 'quick': args.quick, 'seed': SEED,
                'microversion': MICROVERSION, 'limit': LIMIT,
                'request': REQUEST, 'claim': CLAIM, 'sizes': {},
-               'upstream_server': '-'}
+               'upstream_server': '-', 'cpus': os.cpu_count(),
+               'loadavg_start': os.getloadavg()}
     if 'upstream' in sides:
         upstream.ensure_venv(args.upstream_venv, log=_log)
         results['upstream_server'] = (
             'openstack-placement %s on cheroot, %d threads' % (
                 upstream.installed_version(args.upstream_venv),
                 upstream.SERVER_THREADS))
-    failed = False
     for size in _sizes(args):
-        _log('N = %d (logs in %s)' % (size, args.workdir))
-        dataset = build_dataset(size)
-        size_result = {'sides': {}, 'problems': [], 'warnings': [],
-                       'notes': []}
-        sides_sets = {}
-        for side in sides:
-            metrics, sets = run_side(side, args, dataset,
-                                     plan_for(size, args.quick), _log)
-            size_result['sides'][side] = metrics
-            sides_sets[side] = sets
-            errors = ['%s %s' % (side, line)
-                      for line in server_errors(metrics)]
-            # NOTE: a 5xx from Berth fails the run; one from upstream is
-            # upstream's behaviour, reported as loudly but not a failure.
-            size_result['problems' if side == 'berth' else 'warnings'] += \
-                errors
-            if metrics['seed_retries']:
-                size_result['notes'].append(
-                    '%s: %d 5xx retried while seeding, e.g. %s' % (
-                        side, metrics['seed_retries'],
-                        metrics['seed_retry_example'][:200]))
-        problems, notes = compare(dataset, sides_sets)
-        size_result['problems'] += problems
-        size_result['notes'] += notes
-        failed = failed or bool(size_result['problems'])
+        size_result = run_size(args, sides, size)
+        size_result['ratios'] = {metric: ratio for metric, _, _, ratio
+                                 in report_rows(size_result) if ratio}
         results['sizes'][str(size)] = size_result
+    results['loadavg_end'] = os.getloadavg()
     print_report(results)
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(results, f, indent=2, sort_keys=True)
+    failed = any(r['problems'] for r in results['sizes'].values())
     if not keep and not failed:
         shutil.rmtree(args.workdir, ignore_errors=True)
     return 1 if failed else 0

@@ -59,19 +59,28 @@ def ensure_venv(venv=None, log=print):
     venv = venv or venv_path()
     wanted = '\n'.join(requirements()) + '\n'
     marker = os.path.join(venv, MARKER)
-    if os.path.exists(marker) and open(marker).read() == wanted:
+    if _read(marker) == wanted:
         return venv
     log('Installing %s into %s ...' % (' '.join(requirements()), venv))
     if not os.path.exists(_bin(venv, 'python')):
         # NOTE: run from a venv, -m venv bases the new one on the base
         # interpreter, so nothing of Berth's environment leaks in.
-        subprocess.run([sys.executable, '-m', 'venv', venv], check=True)
+        subprocess.run([sys.executable, '-m', 'venv', venv], check=True,
+                       env=_clean_env())
     subprocess.run([_bin(venv, 'python'), '-m', 'pip', 'install', '-q',
                     '--disable-pip-version-check'] + requirements(),
-                   check=True)
+                   check=True, env=_clean_env())
     with open(marker, 'w') as f:
         f.write(wanted)
     return venv
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def installed_version(venv):

@@ -1,0 +1,693 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. See the License
+# for the specific language governing permissions and limitations.
+"""Scheduler benchmark: ``select_destinations`` as one RPC over RabbitMQ.
+
+For each size N (100, 1000, 10000 hosts) the benchmark seeds fresh SQLite
+placement, api and cell databases (see :mod:`tests.bench.scheduler_seed`),
+starts ``berth-placement-api`` and ``berth-scheduler`` as subprocesses and
+times, from the client side, ``SchedulerAPI.select_destinations`` for a
+mixed request set: placement query, filters, weighers and the claim in
+placement, plus the RPC round trip. Every answer is checked against the
+seeded data (zone, trait, anti-affinity, instance count).
+
+Then the same Scheduler runs in a fresh process against the same databases
+and placement, and the per-stage timings of its explanations
+(``timings_ms``) are averaged; the rest of the RPC time is RPC overhead.
+``--profile`` adds a cProfile pass of that in-process run.
+"""
+
+import collections
+import concurrent.futures
+import cProfile
+import fcntl
+import io
+import json
+import logging
+import math
+import multiprocessing
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+import warnings
+
+from tests.bench import scheduler_seed as data
+from tests.bench import servers
+from tests.bench import upstream
+
+SEED = 20240611
+DEFAULT_SIZES = (100, 1000, 10000)
+QUICK_SIZES = (100, 1000)
+TARGETS_MS = {1000: 25.0, 10000: 100.0}
+# NOTE: the size where the scheduler also runs with two workers, measured
+# with one client (latency) and two concurrent clients (throughput).
+TWO_WORKERS_SIZE = 1000
+STAGES = ('request_filters', 'placement_query', 'host_states', 'filters',
+          'weighers', 'claim', 'consume')
+RABBIT_URL = os.environ.get('BERTH_BENCH_RABBIT_URL',
+                            'rabbit://guest:guest@127.0.0.1:5672/')
+# NOTE: the functional tests' broker lock: held shared, so that a test
+# restarting RabbitMQ waits for the benchmark to end.
+BROKER_LOCK = os.path.join(tempfile.gettempdir(), 'berth-test-rabbit.lock')
+PINGS = 30
+
+# NOTE: oslo.service imports eventlet, which warns at import time; neither
+# this process nor the in-process scheduler uses it.
+warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
+
+
+def plan_for(size, quick):
+    """Warm-up and measured request counts for ``size`` hosts."""
+    # NOTE: a warm-up of 20 visits every zone and kind, so the measured
+    # requests see a warm host-state cache, as a scheduler in service does.
+    if quick:
+        return {'warmup': 20, 'requests': 40, 'stage_samples': 15}
+    return {'warmup': 20, 'requests': 100 if size <= 1000 else 50,
+            'stage_samples': 30 if size <= 1000 else 20}
+
+
+def percentile(values, fraction):
+    """Nearest-rank percentile of ``values``."""
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(fraction * len(ordered))) - 1]
+
+
+def group_cpu_seconds(pgid):
+    """User + system CPU seconds of the live processes of group ``pgid``.
+
+    NOTE: CPU time per request is what the scheduler and placement cost
+    whatever else the shared machine runs; wall time is not. Linux /proc
+    only; None elsewhere.
+    """
+    total = 0
+    try:
+        names = os.listdir('/proc')
+    except OSError:
+        return None
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % name) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # Fields after the command: state, ppid, pgrp, ... utime (12th),
+        # stime (13th), in clock ticks.
+        if int(fields[2]) == pgid:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf('SC_CLK_TCK')
+
+
+def load_average():
+    """The 1-minute load average.
+
+    NOTE: reported with every run: on a shared machine it says how far the
+    numbers can be trusted.
+    """
+    return round(os.getloadavg()[0], 2)
+
+
+def _log(message):
+    sys.stderr.write(message + '\n')
+    sys.stderr.flush()
+
+
+# ------------------------------------------------------------------ broker
+
+class Broker(object):
+    """RabbitMQ for one run: a private virtual host when possible.
+
+    NOTE: oslo.messaging names a topic's queue after the topic alone
+    (``scheduler``), whatever the exchange; a scheduler of another test on
+    the same virtual host would consume this run's requests. A private
+    virtual host (rabbitmqctl, deleted at the end) isolates fully; without
+    rabbitmqctl the run falls back to the base URL and a unique exchange.
+    """
+
+    def __init__(self, base_url=RABBIT_URL):
+        self.base_url = base_url
+        self.vhost = None
+        self.url = base_url
+        self._lock = None
+
+    def _ctl(self, *args):
+        return subprocess.run(['rabbitmqctl', '-q'] + list(args),
+                              capture_output=True, text=True, timeout=60,
+                              check=True).stdout
+
+    def __enter__(self):
+        self._lock = open(BROKER_LOCK, 'a')
+        fcntl.flock(self._lock, fcntl.LOCK_SH)
+        name = 'berth-bench-%s' % uuid.uuid4().hex[:10]
+        if 'BERTH_BENCH_RABBIT_URL' not in os.environ:
+            try:
+                self._ctl('add_vhost', name)
+                self.vhost = name
+                self._ctl('set_permissions', '-p', name, 'guest',
+                          '.*', '.*', '.*')
+                self.url = self.base_url.rstrip('/') + '/' + name
+            except (OSError, subprocess.SubprocessError) as exc:
+                _log('note: no private RabbitMQ vhost (%s); using %s' % (
+                    str(exc).splitlines()[0], self.base_url))
+        return self
+
+    def consumers(self, queue):
+        """Consumers of ``queue`` in the private vhost (None: unknown)."""
+        if self.vhost is None:
+            return None
+        out = self._ctl('list_queues', '-p', self.vhost,
+                        '--no-table-headers', 'name', 'consumers')
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == queue:
+                return int(parts[1])
+        return 0
+
+    def __exit__(self, *exc):
+        if self.vhost is not None:
+            try:
+                self._ctl('delete_vhost', self.vhost)
+            except (OSError, subprocess.SubprocessError) as err:
+                _log('could not delete vhost %s: %s' % (self.vhost, err))
+        fcntl.flock(self._lock, fcntl.LOCK_UN)
+        self._lock.close()
+
+
+# ------------------------------------------------------------- processes
+
+class SchedulerProcess(servers.ServerProcess):
+    """``berth-scheduler``: ready once its workers consume the topic."""
+
+    def __init__(self, config_file, log_path, ready):
+        script = servers.console_script('berth-scheduler')
+        argv = [script] if script else [
+            sys.executable, '-m', 'services.scheduler.cmd']
+        super().__init__('berth-scheduler', argv + [
+            '--config-file', config_file], '', log_path,
+            cwd=upstream.REPO_ROOT)
+        self._ready = ready
+
+    def _wait_ready(self, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.check_alive()
+            if self._ready():
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise servers.ServerError('berth-scheduler not ready after %ss:\n%s'
+                                  % (timeout, self.log_tail()))
+
+
+def placement_server(workdir, db_url, port):
+    """``berth-placement-api`` on ``db_url`` (not started)."""
+    config = servers.write_config(
+        os.path.join(workdir, 'placement.conf'), {
+            'DEFAULT': {'debug': False},
+            'api': {'auth_strategy': 'noauth2'},
+            'placement_database': {'connection': db_url},
+        })
+    script = servers.console_script('berth-placement-api')
+    argv = [script] if script else [
+        sys.executable, '-m', 'services.placement.server']
+    return servers.ServerProcess(
+        'berth placement', argv + [
+            '--config-file', config, '--host', '127.0.0.1',
+            '--port', str(port)],
+        'http://127.0.0.1:%d' % port, os.path.join(workdir, 'placement.log'),
+        cwd=upstream.REPO_ROOT)
+
+
+def scheduler_config(path, urls, broker_url, exchange, placement_url,
+                     workers, max_placement_results=None):
+    """Write the config shared by the scheduler, the seeder and the sampler.
+
+    NOTE: service_down_time is a day: the seeded compute services
+    heartbeat once, at seeding; they must stay up for the whole run.
+    """
+    scheduler = {'workers': workers}
+    if max_placement_results:
+        scheduler['max_placement_results'] = max_placement_results
+    return servers.write_config(path, {
+        'DEFAULT': {'transport_url': broker_url,
+                    'control_exchange': exchange, 'host': 'bench-scheduler',
+                    'servicegroup_driver': 'db', 'service_down_time': 86400,
+                    'rpc_response_timeout': 120, 'debug': False},
+        'database': {'connection': urls['cell']},
+        'api_database': {'connection': urls['api']},
+        'placement_database': {'connection': urls['placement']},
+        'scheduler': scheduler,
+        'placement': {'auth_type': 'admin_token', 'token': 'admin',
+                      'endpoint': placement_url,
+                      'endpoint_override': placement_url},
+    })
+
+
+def in_child(func, *args):
+    """``func(*args)`` in a fresh interpreter.
+
+    NOTE: Berth's databases are configured once per process, and every
+    size has its own database files.
+    """
+    with multiprocessing.get_context('spawn').Pool(1) as pool:
+        return pool.apply(func, args)
+
+
+# ----------------------------------------------------------- RPC client
+
+class Client(object):
+    """The SchedulerAPI of this process, on one run's exchange."""
+
+    def __init__(self, broker_url, exchange):
+        from common import baserpc
+        from common.conf import CONF
+        from common import context
+        from common import rpc
+        from services.scheduler import rpcapi
+
+        rpc.cleanup()
+        rpc.register_opts(CONF)
+        CONF.set_override('transport_url', broker_url)
+        CONF.set_override('control_exchange', exchange)
+        CONF.set_override('rpc_response_timeout', 120)
+        rpc.init(CONF)
+        self.api = rpcapi.SchedulerAPI()
+        self.base = baserpc.BaseAPI(rpcapi.RPC_TOPIC)
+        self.ctxt = context.RequestContext(user_id=data.USER,
+                                           project_id=data.project_name(0))
+
+    def ping(self):
+        """True when a scheduler answers within two seconds."""
+        try:
+            self.base.ping(self.ctxt, 'bench', timeout=2)
+            return True
+        except Exception:
+            return False
+
+    def ping_ms(self, count=PINGS):
+        """Median round trip of ``ping``: the floor of any RPC."""
+        times = []
+        for _ in range(count):
+            start = time.perf_counter()
+            self.base.ping(self.ctxt, 'bench')
+            times.append((time.perf_counter() - start) * 1000)
+        return round(statistics.median(times), 2)
+
+    @staticmethod
+    def close():
+        from common import rpc
+        rpc.cleanup()
+
+
+def measure(client, dataset, requests, threads=1, processes=None):
+    """Time ``requests`` (client wall time); check every answer.
+
+    :param processes: {name: process group id} whose CPU time per request
+        is reported as ``cpu_ms_per_request``.
+    """
+    processes = processes or {}
+    cpu_before = {k: group_cpu_seconds(v) for k, v in processes.items()}
+    by_name = {h.name: h for h in dataset.hosts}
+    latencies, failures, problems = [], [], []
+
+    def one(request):
+        start = time.perf_counter()
+        try:
+            selections = client.api.select_destinations(
+                client.ctxt, request.spec, request.instance_uuids)
+        except Exception as exc:
+            failures.append('%s: %s' % (request.kind, str(exc)[:300]))
+            return
+        latencies.append((request.kind,
+                          (time.perf_counter() - start) * 1000))
+        problems.extend(data.check_selections(dataset, request, selections,
+                                              by_name))
+
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        list(pool.map(one, requests))
+    wall = time.perf_counter() - start
+    cpu = {}
+    for name, pgid in processes.items():
+        after = group_cpu_seconds(pgid)
+        if after is not None and cpu_before[name] is not None:
+            cpu[name] = round((after - cpu_before[name]) * 1000 /
+                              len(requests), 1)
+    values = [ms for _kind, ms in latencies] or [0.0]
+    by_kind = collections.defaultdict(list)
+    for kind, ms in latencies:
+        by_kind[kind].append(ms)
+    return {'clients': threads, 'requests': len(requests),
+            'p50_ms': round(statistics.median(values), 2),
+            'p95_ms': round(percentile(values, 0.95), 2),
+            'mean_ms': round(statistics.mean(values), 2),
+            'max_ms': round(max(values), 2),
+            'per_s': round(len(latencies) / wall, 1),
+            'cpu_ms_per_request': cpu,
+            'p50_ms_by_kind': {k: round(statistics.median(v), 2)
+                               for k, v in sorted(by_kind.items())},
+            'failures': len(failures), 'failure_examples': failures[:3],
+            'problems': problems[:10], 'problem_count': len(problems)}
+
+
+# ------------------------------------------------- in-process stage timings
+
+def sample_stages(config_file, size, seed_value, samples, warmup,
+                  profile_path=None):
+    """Run the Scheduler in this (fresh) process; average its stages.
+
+    With ``profile_path``, a second pass of ``samples`` requests runs under
+    cProfile (after the timed pass, so the timings carry no profiler
+    overhead); the statistics go to ``profile_path`` (.pstats and .txt).
+    """
+    from common import config
+    from common import context
+    from services.scheduler import manager
+    from services.scheduler import scheduling
+
+    config.parse_args(['--config-file', config_file],
+                      default_config_files=[])
+    logging.basicConfig(level=logging.WARNING)
+    scheduler = manager.SchedulerManager(host='bench-inprocess').scheduler
+    dataset = data.build_dataset(size, seed_value)
+    requests = data.build_requests(dataset, warmup + 2 * samples,
+                                   '%s-inprocess' % seed_value)
+    ctxt = context.RequestContext(user_id=data.USER,
+                                  project_id=data.project_name(0))
+
+    def call(request):
+        try:
+            return scheduler.select_destinations(
+                ctxt, request.spec, request.instance_uuids)[1]
+        except scheduling.NoValidHost as exc:
+            return dict(exc.explanation, failed=True)
+
+    for request in requests[:warmup]:
+        call(request)
+    stages, walls, counts, failed = collections.Counter(), [], [], 0
+    cpu_start = time.process_time()
+    for request in requests[warmup:warmup + samples]:
+        start = time.perf_counter()
+        explanation = call(request)
+        walls.append((time.perf_counter() - start) * 1000)
+        stages.update(explanation.get('timings_ms', {}))
+        counts.append((explanation['candidates'], explanation['hosts']))
+        failed += bool(explanation.get('failed'))
+    result = {
+        'samples': samples, 'failures': failed,
+        'cpu_ms_mean': round((time.process_time() - cpu_start) * 1000 /
+                             samples, 3),
+        'wall_ms_mean': round(statistics.mean(walls), 3),
+        'wall_ms_p50': round(statistics.median(walls), 3),
+        'stages_ms_mean': {k: round(v / samples, 3)
+                           for k, v in stages.items()},
+        'candidates_mean': round(statistics.mean(c for c, _h in counts)),
+        'hosts_mean': round(statistics.mean(h for _c, h in counts))}
+    if profile_path:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for request in requests[warmup + samples:]:
+            call(request)
+        profiler.disable()
+        profiler.dump_stats(profile_path + '.pstats')
+        text = io.StringIO()
+        stats = pstats.Stats(profiler, stream=text)
+        stats.sort_stats('tottime').print_stats(30)
+        stats.sort_stats('cumulative').print_stats(45)
+        with open(profile_path + '.txt', 'w') as f:
+            f.write(text.getvalue())
+        result['profile'] = profile_path + '.txt'
+    return result
+
+
+# -------------------------------------------------------------- one size
+
+class SizeRun(object):
+    """One size: its databases, its placement, its schedulers."""
+
+    def __init__(self, size, args, broker, run_id):
+        self.size = size
+        self.args = args
+        self.broker = broker
+        self.plan = plan_for(size, args.quick)
+        self.workdir = os.path.join(args.workdir, str(size))
+        os.makedirs(self.workdir, exist_ok=True)
+        self.urls = {name: servers.recreate_database('sqlite', name,
+                                                     self.workdir)
+                     for name in ('placement', 'api', 'cell')}
+        self.port = servers.free_port()
+        self.placement_url = 'http://127.0.0.1:%d' % self.port
+        self.exchange = 'berth-bench-%s-%d' % (run_id, size)
+        self.dataset = data.build_dataset(size, SEED)
+        self.client = None
+        self.placement = None
+
+    def config(self, workers):
+        """Write the config for ``workers`` scheduler workers."""
+        return scheduler_config(
+            os.path.join(self.workdir, 'scheduler-%d.conf' % workers),
+            self.urls, self.broker.url, self.exchange, self.placement_url,
+            workers, self.args.max_placement_results)
+
+    def run(self):
+        """Seed, start the servers, measure; return the size's results."""
+        result = {'plan': self.plan, 'runs': [],
+                  'load_before': load_average()}
+        result['seed'] = in_child(data.seed, self.config(1), self.size, SEED,
+                                  self.broker.url)
+        _log('N = %d: seeded %d hosts, %d instances in %.1fs' % (
+            self.size, self.size, result['seed']['instances'],
+            result['seed']['seconds']))
+        placement = placement_server(self.workdir, self.urls['placement'],
+                                     self.port)
+        self.client = Client(self.broker.url, self.exchange)
+        self.placement = placement
+        try:
+            with placement.start():
+                result['runs'] += self.measure_scheduler(1)
+                result['stages'] = self.sample_stages()
+                if self.size == TWO_WORKERS_SIZE:
+                    result['runs'] += self.measure_scheduler(2)
+                placement.check_alive()
+        finally:
+            self.client.close()
+        result['load_after'] = load_average()
+        return result
+
+    def sample_stages(self):
+        """Stage timings of an in-process Scheduler (a fresh process)."""
+        stages = in_child(
+            sample_stages, self.config(1), self.size, SEED,
+            self.plan['stage_samples'], self.plan['warmup'],
+            os.path.join(self.workdir, 'profile') if self.args.profile
+            else None)
+        _log('  in-process: %.1f ms mean over %d requests' % (
+            stages['wall_ms_mean'], stages['samples']))
+        return stages
+
+    def _ready(self, workers):
+        if not self.client.ping():
+            return False
+        found = self.broker.consumers('scheduler')
+        return found is None or found >= workers
+
+    def measure_scheduler(self, workers):
+        """Start a scheduler with ``workers`` workers; measure it."""
+        process = SchedulerProcess(
+            self.config(workers),
+            os.path.join(self.workdir, 'scheduler-%d.log' % workers),
+            lambda: self._ready(workers))
+        runs = []
+        with process.start():
+            if workers > 1 and self.broker.vhost is None:
+                time.sleep(3)
+            phase = '%s-w%d' % (SEED, workers)
+            measure(self.client, self.dataset, data.build_requests(
+                self.dataset, self.plan['warmup'], phase + '-warmup'))
+            ping_ms = self.client.ping_ms()
+            for threads in ([1, 2] if workers > 1 else [1]):
+                requests = data.build_requests(
+                    self.dataset, self.plan['requests'],
+                    '%s-%d' % (phase, threads))
+                stats = measure(self.client, self.dataset, requests,
+                                threads, {
+                                    'scheduler': process.proc.pid,
+                                    'placement': self.placement.proc.pid})
+                stats.update(workers=workers, ping_ms=ping_ms,
+                             load=load_average())
+                runs.append(stats)
+                _log('  %d worker(s), %d client(s): p50 %.1f ms, p95 %.1f '
+                     'ms, %.1f req/s, %d failures, %d problems' % (
+                         workers, threads, stats['p50_ms'], stats['p95_ms'],
+                         stats['per_s'], stats['failures'],
+                         stats['problem_count']))
+            process.check_alive()
+        return runs
+
+
+# ---------------------------------------------------------------- report
+
+def stage_rows(size_result):
+    """(name, ms, share of the mean RPC time) rows for one size."""
+    stages = size_result.get('stages')
+    rpc = size_result['runs'][0]['mean_ms']
+    if not stages or not rpc:
+        return []
+    measured = stages['stages_ms_mean']
+    rows = [(name, measured.get(name, 0.0)) for name in STAGES]
+    rows += [(name, ms) for name, ms in measured.items()
+             if name not in STAGES]
+    staged = sum(ms for _n, ms in rows)
+    rows.append(('other in scheduler', stages['wall_ms_mean'] - staged))
+    # NOTE: the rest of the mean RPC time: transport, (de)serialisation,
+    # dispatch. Two runs on a loaded machine can make it negative.
+    rows.append(('RPC + transport', rpc - stages['wall_ms_mean']))
+    rows.append(('total (RPC mean)', rpc))
+    return [(name, ms, ms / rpc) for name, ms in rows]
+
+
+def print_report(results, out=sys.stdout):
+    """Print the latency table, the stage shares and the verdict."""
+    w = out.write
+    w('\nScheduler benchmark: select_destinations as one RPC over '
+      'RabbitMQ (client wall time)\n')
+    w('filters: %s\nweighers: %s; SQLite databases; max_placement_results '
+      '%s\n' % (', '.join(results['filters']),
+                ', '.join(results['weighers']),
+                results['max_placement_results']))
+    w('\n%6s %3s %3s %5s %7s %7s %7s %7s %6s %7s %7s %5s %5s %4s\n' % (
+        'hosts', 'wrk', 'cli', 'reqs', 'p50 ms', 'p95 ms', 'mean', 'max',
+        'req/s', 'sch cpu', 'plc cpu', 'ping', 'load', 'fail'))
+    for size, size_result in results['sizes'].items():
+        for run in size_result['runs']:
+            cpu = run['cpu_ms_per_request']
+            w('%6s %3d %3d %5d %7.1f %7.1f %7.1f %7.1f %6.1f %7s %7s %5.1f '
+              '%5.1f %4d\n' % (
+                  size, run['workers'], run['clients'], run['requests'],
+                  run['p50_ms'], run['p95_ms'], run['mean_ms'],
+                  run['max_ms'], run['per_s'], cpu.get('scheduler', '-'),
+                  cpu.get('placement', '-'), run['ping_ms'], run['load'],
+                  run['failures'] + run['problem_count']))
+    w('sch cpu / plc cpu: CPU ms per request of the scheduler and of '
+      'placement (what\nthey cost whatever the load); ping: median ms of '
+      'the baseapi ping RPC (the\nfloor of any call); load: 1-minute load '
+      'average after the run (2 cores)\n')
+    sizes = [s for s, r in results['sizes'].items() if stage_rows(r)]
+    if sizes:
+        w('\nWhere the time goes (1 worker): stages averaged from the '
+          'explanations of an\nin-process Scheduler on the same databases '
+          'and placement, as a share of the\nmean RPC time above; the rest '
+          'is RPC overhead\n')
+        w('%-20s' % 'stage' + ''.join('%19s' % ('%s hosts' % s)
+                                      for s in sizes) + '\n')
+        table = {s: stage_rows(results['sizes'][s]) for s in sizes}
+        for index, (name, _ms, _share) in enumerate(table[sizes[0]]):
+            w('%-20s' % name + ''.join(
+                '%10.2f ms %6.1f%%' % (table[s][index][1],
+                                       100 * table[s][index][2])
+                for s in sizes) + '\n')
+        for label, key in (('in-process CPU ms', 'cpu_ms_mean'),
+                           ('candidates', 'candidates_mean'),
+                           ('host states', 'hosts_mean'),
+                           ('in-process samples', 'samples')):
+            w('%-20s' % label + ''.join(
+                '%19s' % results['sizes'][s]['stages'][key]
+                for s in sizes) + '\n')
+    w('\nTargets (p50, 1 worker, 1 client):\n')
+    for size, target in sorted(TARGETS_MS.items()):
+        size_result = results['sizes'].get(str(size))
+        if size_result is None:
+            continue
+        p50 = size_result['runs'][0]['p50_ms']
+        w('  %5d hosts < %3.0f ms: %6.1f ms  %s\n' % (
+            size, target, p50, 'MET' if p50 < target else 'NOT MET'))
+    for size, size_result in results['sizes'].items():
+        for run in size_result['runs']:
+            for line in run['failure_examples'] + run['problems']:
+                w('FAILURE (%s hosts, %d workers): %s\n' % (
+                    size, run['workers'], line))
+        stages = size_result.get('stages', {})
+        if stages.get('failures'):
+            w('FAILURE (%s hosts, in-process): %d NoValidHost\n' % (
+                size, stages['failures']))
+        if stages.get('profile'):
+            w('profile (%s hosts): %s\n' % (size, stages['profile']))
+
+
+def failed(results):
+    """True when any request failed or any answer broke a constraint."""
+    return any(run['failures'] or run['problem_count']
+               for r in results['sizes'].values() for run in r['runs']) or \
+        any(r.get('stages', {}).get('failures')
+            for r in results['sizes'].values())
+
+
+# ------------------------------------------------------------------ main
+
+def add_arguments(parser):
+    """Add this benchmark's options to ``parser``."""
+    parser.add_argument('--sizes', default=None,
+                        help='comma-separated host counts (default '
+                        '100,1000,10000; 100,1000 with --quick)')
+    parser.add_argument('--quick', action='store_true',
+                        help='100 and 1000 hosts, fewer requests')
+    parser.add_argument('--profile', action='store_true',
+                        help='also run the in-process pass under cProfile '
+                        '(profile.pstats/.txt in each size directory)')
+    parser.add_argument('--max-placement-results', type=int,
+                        help='[scheduler] max_placement_results for the '
+                        'scheduler (default: the option\'s default, 1000)')
+    parser.add_argument('--json', help='write the results to this file')
+    parser.add_argument('--workdir',
+                        help='keep configs, logs and SQLite files here '
+                        '(default: a temporary directory, removed after '
+                        'a successful run)')
+
+
+def _sizes(args):
+    if args.sizes:
+        return [int(size) for size in args.sizes.split(',')]
+    return list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
+
+
+def _pipeline(args):
+    from common.conf import CONF
+
+    return {'filters': list(CONF.filter_scheduler.enabled_filters),
+            'weighers': list(CONF.filter_scheduler.weight_classes),
+            'max_placement_results': args.max_placement_results or
+            CONF.scheduler.max_placement_results}
+
+
+def run(args):
+    """Run the benchmark; return 0, or 1 on failures or wrong answers."""
+    keep = bool(args.workdir)
+    args.workdir = os.path.abspath(
+        args.workdir or tempfile.mkdtemp(prefix='berth-bench-sched-'))
+    os.makedirs(args.workdir, exist_ok=True)
+    run_id = uuid.uuid4().hex[:8]
+    results = dict(_pipeline(args), seed=SEED, quick=args.quick, sizes={})
+    started = time.monotonic()
+    with Broker() as broker:
+        results['broker'] = ('private vhost' if broker.vhost
+                             else broker.url.rsplit('@', 1)[-1])
+        for size in _sizes(args):
+            _log('N = %d (logs in %s/%d)' % (size, args.workdir, size))
+            results['sizes'][str(size)] = SizeRun(
+                size, args, broker, run_id).run()
+    results['seconds'] = round(time.monotonic() - started, 1)
+    print_report(results)
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(results, f, indent=2, sort_keys=True)
+    bad = failed(results)
+    if not keep and not bad and not args.profile:
+        shutil.rmtree(args.workdir, ignore_errors=True)
+    return 1 if bad else 0
