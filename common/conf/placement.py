@@ -44,6 +44,19 @@ User id recorded for consumers written by microversions older than 1.8,
 which did not send one.
 """),
     cfg.IntOpt(
+        'allocation_conflict_retry_count',
+        default=10,
+        min=0,
+        help="""
+How many times a write of allocations is retried when a provider it uses
+was changed by a concurrent request.
+
+Allocation writes do not name provider generations, so such a conflict is
+only a race between two claims on the same provider: retrying sees the
+other claim and either fits or fails on capacity. Many schedulers claiming
+on a few providers need retries; 0 answers the race with a 409.
+"""),
+    cfg.IntOpt(
         'max_allocation_candidates',
         default=-1,
         min=-1,

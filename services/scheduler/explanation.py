@@ -80,6 +80,8 @@ class Explanation(object):
             parts.append('%d %s %s (%s)' % (
                 len(reasons), 'rejected by' if index == 0 else 'by', name,
                 common))
+        if self.placement_query is None and self.notes:
+            return '; '.join(self.notes)
         text = '%d host%s' % (self.hosts, '' if self.hosts == 1 else 's')
         if parts:
             text += ': ' + ', '.join(parts)

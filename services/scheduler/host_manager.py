@@ -15,11 +15,18 @@ Two things keep the view honest between compute reports:
 
 * placement's provider summaries, which come with every candidate list,
   carry the live usage of VCPU, MEMORY_MB and DISK_GB, including claims
-  made by other scheduler workers; they overwrite the cached usage;
-* this worker's own selections are consumed from the host state at once.
+  made by other scheduler workers;
+* this worker's own selections, in flight or committed after the summary
+  was read, are applied on top (:meth:`HostManager.reserve`).
+
+Each request works on its own copies of the cached states, so concurrent
+requests in one worker never overwrite each other's view.
 """
 
 import abc
+import copy
+import dataclasses
+import itertools
 import logging
 import threading
 import time
@@ -29,6 +36,9 @@ LOG = logging.getLogger(__name__)
 # NOTE: the host state of a node whose record has not changed is trusted
 # for this long; placement summaries keep its usage fresh meanwhile.
 HOST_STATE_MAX_AGE = 60.0
+# A committed claim is certainly in any placement snapshot read this long
+# after it; older reservations are forgotten.
+RESERVATION_TTL = 60.0
 
 
 class HostSource(abc.ABC):
@@ -74,6 +84,12 @@ class HostManager(object):
         self._record_version = {}
         self._aggregates = None
         self._aggregates_at = 0.0
+        self._reservations = {}
+        self._tokens = itertools.count()
+
+    def now(self):
+        """This manager's clock (monotonic seconds)."""
+        return self._clock()
 
     def aggregates(self, context=None):
         """The cached aggregates, reloaded when older than max_age."""
@@ -92,11 +108,14 @@ class HostManager(object):
         """Compute node uuids of ``host`` (for forced destinations)."""
         return self.source.compute_uuids_for_host(context, host, node)
 
-    def get_host_states(self, context, compute_uuids, summaries=None):
-        """Host states for ``compute_uuids``, loaded or refreshed as needed.
+    def get_host_states(self, context, compute_uuids, summaries=None,
+                        snapshot_at=None):
+        """This request's copies of the host states of ``compute_uuids``.
 
         :param summaries: placement provider summaries; when given, each
-            state's usage is overwritten with placement's live figures.
+            copy's usage is placement's live figures.
+        :param snapshot_at: when the summaries were asked for; this worker's
+            selections not committed before then are applied on top.
         :returns: list of HostState in the order of ``compute_uuids``.
         """
         now = self._clock()
@@ -112,10 +131,49 @@ class HostManager(object):
                 state = self._states.get(uuid)
                 if state is None:
                     continue
+                mine = _private_copy(state)
                 if summaries and uuid in summaries:
-                    apply_provider_summary(state, summaries[uuid])
-                states.append(state)
+                    apply_provider_summary(mine, summaries[uuid])
+                    self._apply_reservations(mine, snapshot_at)
+                states.append(mine)
         return states
+
+    def reserve(self, compute_uuid, spec):
+        """Note a selection on a node before its claim is made.
+
+        :returns: a token for :meth:`committed` or :meth:`release`.
+        """
+        token = next(self._tokens)
+        with self._lock:
+            self._reservations[token] = [compute_uuid, spec, None]
+        return token
+
+    def committed(self, token):
+        """The reserved claim is now in placement."""
+        now = self._clock()
+        with self._lock:
+            entry = self._reservations.get(token)
+            if entry is not None:
+                entry[2] = now
+            for key, (_u, _s, done) in list(self._reservations.items()):
+                if done is not None and now - done > RESERVATION_TTL:
+                    del self._reservations[key]
+
+    def release(self, token):
+        """The reserved claim was not made (or was rolled back)."""
+        with self._lock:
+            self._reservations.pop(token, None)
+
+    def _apply_reservations(self, state, snapshot_at):
+        # NOTE: called under self._lock. A claim committed before the
+        # snapshot was taken is already in placement's figures.
+        for uuid, spec, done in self._reservations.values():
+            if uuid != state.uuid:
+                continue
+            if done is not None and snapshot_at is not None and \
+                    done < snapshot_at:
+                continue
+            state.consume_from_request(spec)
 
     def _refresh(self, context, uuids, now):
         known = [u for u in uuids if u in self._states]
@@ -153,6 +211,19 @@ class HostManager(object):
             self._states.pop(compute_uuid, None)
             self._loaded_at.pop(compute_uuid, None)
             self._record_version.pop(compute_uuid, None)
+
+
+def _private_copy(state):
+    """A copy of a cached state that one request may change freely.
+
+    Shared, read-only parts (aggregates, instances, service) are not
+    copied; what filters and consumption write (limits, NUMA and PCI
+    usage) is.
+    """
+    return dataclasses.replace(
+        state, lock=threading.Lock(), limits={},
+        numa_topology=copy.deepcopy(state.numa_topology),
+        pci_stats=copy.deepcopy(state.pci_stats))
 
 
 def apply_provider_summary(state, summary):

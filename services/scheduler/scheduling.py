@@ -110,11 +110,13 @@ class Scheduler(object):
         with record.timed('request_filters'):
             query = request_filter.build_query(context, spec,
                                                self.host_manager)
-        record.placement_query = query.describe()
         if query.impossible:
+            # NOTE: placement is not asked at all; the explanation says why.
             record.notes.append(query.impossible)
             raise NoValidHost(reason=query.impossible,
                               explanation=record.to_dict())
+        record.placement_query = query.describe()
+        snapshot_at = self.host_manager.now()
         with record.timed('placement_query'):
             alloc_reqs, summaries, ar_version = (
                 self.placement.get_allocation_candidates(
@@ -129,12 +131,13 @@ class Scheduler(object):
         with record.timed('host_states'):
             by_root = _roots(alloc_reqs, summaries)
             hosts = self.host_manager.get_host_states(
-                context, list(by_root), summaries)
+                context, list(by_root), summaries, snapshot_at)
             hosts = self._restrict(hosts, spec, record)
         record.hosts = len(hosts)
 
         num = len(instance_uuids) or spec.num_instances
         claimed = []
+        tokens = []
         weighed = []
         for index in range(num):
             with record.timed('filters'):
@@ -149,12 +152,13 @@ class Scheduler(object):
                                          record)
             if chosen is None:
                 break
-            host, alloc_req = chosen
+            host, alloc_req, token = chosen
             claimed.append((host, alloc_req))
+            tokens.append(token)
             with record.timed('consume'):
                 self._consume(host, spec, dry_run)
         if len(claimed) < num:
-            self._rollback(context, instance_uuids, claimed, dry_run)
+            self._rollback(context, instance_uuids, claimed, tokens, dry_run)
             if claimed or hosts:
                 record.notes.append(
                     'only %d of %d instances could be placed' % (
@@ -220,7 +224,10 @@ class Scheduler(object):
 
     def _claim_one(self, context, spec, instance_uuids, index, weighed,
                    by_root, dry_run, record):
-        """Claim the first host that accepts; (host, alloc_req) or None."""
+        """Claim the first host that accepts.
+
+        :returns: (host, alloc_req, reservation token or None), or None.
+        """
         for candidate in self._candidates_in_order(weighed):
             host = candidate.obj
             requests = by_root.get(host.uuid)
@@ -232,18 +239,27 @@ class Scheduler(object):
                 continue
             alloc_req = requests[0]
             if dry_run or not instance_uuids:
-                return host, alloc_req
+                return host, alloc_req, None
+            # NOTE: reserved before the claim, so that this worker's other
+            # requests in flight already see the host as taken.
+            token = self.host_manager.reserve(host.uuid, spec)
             try:
                 claimed = self.placement.claim_resources(
                     context, instance_uuids[index], alloc_req,
                     spec.project_id, spec.user_id)
             except placement_client.ClaimRefused as exc:
+                self.host_manager.release(token)
                 LOG.warning('Claim for %s refused: %s', instance_uuids[index],
                             exc)
                 record.notes.append('placement refused the claim: %s' % exc)
                 return None
+            except Exception:
+                self.host_manager.release(token)
+                raise
             if claimed:
-                return host, alloc_req
+                self.host_manager.committed(token)
+                return host, alloc_req, token
+            self.host_manager.release(token)
         LOG.info('Unable to successfully claim against any host.')
         return None
 
@@ -265,7 +281,10 @@ class Scheduler(object):
             # for (anti-)affinity, before any compute reports it.
             group.hosts.append(host.host)
 
-    def _rollback(self, context, instance_uuids, claimed, dry_run):
+    def _rollback(self, context, instance_uuids, claimed, tokens, dry_run):
+        for token in tokens:
+            if token is not None:
+                self.host_manager.release(token)
         if dry_run:
             return
         for index in range(len(claimed)):

@@ -363,7 +363,16 @@ def replace_all(ctx, requests):
         generation that moved on.
     """
     class_ids = resolve_classes(ctx, requests)
-    replace_all_in_transaction(ctx, requests, class_ids)
+    retries = CONF.placement.allocation_conflict_retry_count
+    while True:
+        try:
+            return replace_all_in_transaction(ctx, requests, class_ids)
+        except rp_obj.ConcurrentUpdate:
+            if retries <= 0:
+                raise
+            retries -= 1
+            LOG.debug('Provider changed under an allocation write; retrying '
+                      '(%d retries left)', retries)
 
 
 @placement_db.writer

@@ -202,3 +202,26 @@ def test_explain_leaves_the_cached_host_state_alone():
     assert (state.num_instances, state.num_io_ops,
             state.free_ram_mb) == before
     assert placement.claims == {}
+
+
+def test_requests_see_this_workers_claims_not_yet_in_placement():
+    clock = [100.0]
+    source = Source([fakes.host('h1', total_usable_ram_mb=8192,
+                                free_ram_mb=8192)])
+    manager = host_manager.HostManager(source, clock=lambda: clock[0])
+    summary = {'uuid-h1': {'resources': {
+        'MEMORY_MB': {'capacity': 8192, 'used': 0}}}}
+    token = manager.reserve('uuid-h1', fakes.spec(memory_mb=2048))
+    in_flight = manager.get_host_states(None, ['uuid-h1'], summary, 100.0)
+    assert in_flight[0].free_ram_mb == 6144
+    clock[0] = 101.0
+    manager.committed(token)
+    # A snapshot read before the commit cannot contain it...
+    before = manager.get_host_states(None, ['uuid-h1'], summary, 100.5)
+    assert before[0].free_ram_mb == 6144
+    # ...one read after it does, so it is not counted twice.
+    after = manager.get_host_states(None, ['uuid-h1'], summary, 101.5)
+    assert after[0].free_ram_mb == 8192
+    # Each request has its own copy: filters' limits never leak.
+    after[0].limits['vcpu'] = 1
+    assert manager.get_host_states(None, ['uuid-h1'])[0].limits == {}
