@@ -3,26 +3,11 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """Alembic environment of the api database.
 
-Run through :func:`common.db.cells.sync_api`, which hands over an open
-connection in ``config.attributes['connection']``; there is no alembic.ini
-to edit.
+Run through :func:`common.db.cells.sync_api`;
+see :mod:`common.db.migration_env`.
 """
 
-from alembic import context
-
 from common.db import api_tables
+from common.db import migration_env
 
-config = context.config
-
-
-def run_migrations_online():
-    """Run the migrations on the connection the caller opened."""
-    connection = config.attributes['connection']
-    context.configure(connection=connection,
-                      target_metadata=api_tables.metadata,
-                      render_as_batch=connection.dialect.name == 'sqlite')
-    with context.begin_transaction():
-        context.run_migrations()
-
-
-run_migrations_online()
+migration_env.run_migrations_online(api_tables.metadata)
