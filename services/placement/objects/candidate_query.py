@@ -19,6 +19,7 @@ import operator
 import sqlalchemy as sa
 
 from services.placement.db import tables
+from services.placement.objects import inventory
 
 _RP = tables.resource_providers
 _INV = tables.inventories
@@ -59,13 +60,12 @@ def _correlated_usage(rp_col, rc_id):
 
 
 def _fits(inv, used, amount):
-    """The capacity/unit conditions for requesting ``amount`` of ``inv``."""
-    return sa.and_(
-        inv.c.min_unit <= amount,
-        inv.c.max_unit >= amount,
-        sa.literal(amount) % inv.c.step_size == 0,
-        sa.func.coalesce(used, 0) + amount <=
-        (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio)
+    """The capacity/unit conditions for requesting ``amount`` of ``inv``.
+
+    ``used`` may be NULL (no allocations); the formula itself is
+    :func:`inventory.fits_sql`, the one every placement path shares.
+    """
+    return inventory.fits_sql(amount, sa.func.coalesce(used, 0), inv)
 
 
 def has_nested_providers(conn):
@@ -311,7 +311,8 @@ def inventories(conn, ids, rc_ids=None):
         rows = conn.execute(stmt).all()
         rows.sort(key=_FIRST_TWO)
         for rp_id, rc_id, total, reserved, ratio, used in rows:
-            entry = (rc_id, int((total - reserved) * ratio), int(used or 0))
+            entry = (rc_id, inventory.capacity(total, reserved, ratio),
+                     int(used or 0))
             if rp_id in result:
                 result[rp_id].append(entry)
             else:
