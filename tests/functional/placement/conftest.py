@@ -15,17 +15,13 @@ pass by running nothing.
 """
 
 import os
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
-import time
 import uuid
 
-import httpx
 import pytest
 import sqlalchemy as sa
+
+from tests.functional import placement_server as placement_server_mod
 
 SERVER_URLS = {
     'mysql': os.environ.get('BERTH_TEST_MYSQL_URL',
@@ -38,8 +34,6 @@ SERVER_URLS = {
 _ADMIN_DB = {'mysql': '', 'postgresql': 'postgres'}
 _URL_SUFFIX = {'mysql': '?charset=utf8mb4', 'postgresql': ''}
 
-SERVER_START_TIMEOUT = 60
-SERVER_STOP_TIMEOUT = 30
 
 ADMIN_HEADERS = {
     'x-auth-token': 'admin',
@@ -146,82 +140,6 @@ def make_database(database_servers, tmp_path):
     return _make
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
-def console_script(name):
-    """The path of one of Berth's console scripts in this environment."""
-    path = os.path.join(os.path.dirname(sys.executable), name)
-    if not os.path.exists(path):
-        pytest.fail('%s is not installed beside %s'
-                    % (name, sys.executable))
-    return path
-
-
-class PlacementServer(object):
-    """``berth-placement-api`` in its own process, on a real socket."""
-
-    def __init__(self, db_url, workdir, extra_conf=''):
-        self.port = free_port()
-        self.url = 'http://127.0.0.1:%d' % self.port
-        self.conf_file = os.path.join(workdir, 'berth-%d.conf' % self.port)
-        self.log_file = os.path.join(workdir, 'server-%d.log' % self.port)
-        with open(self.conf_file, 'w') as f:
-            f.write('[api]\nauth_strategy = noauth2\n'
-                    '[placement_database]\nconnection = %s\n'
-                    'sync_on_startup = True\n%s' % (db_url, extra_conf))
-        self.proc = None
-
-    def start(self):
-        """Start the process; return once ``GET /`` answers."""
-        log = open(self.log_file, 'w')
-        self.proc = subprocess.Popen(
-            [console_script('berth-placement-api'),
-             '--config-file', self.conf_file, '--port', str(self.port)],
-            stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail('server exited with %s:\n%s'
-                            % (self.proc.returncode, self.log_tail()))
-            try:
-                httpx.get(self.url + '/', timeout=2)
-                return self
-            except httpx.TransportError:
-                time.sleep(0.2)
-        self.kill()
-        pytest.fail('server did not answer within %ds:\n%s'
-                    % (SERVER_START_TIMEOUT, self.log_tail()))
-
-    def stop(self):
-        """SIGTERM and wait; returns the exit code."""
-        if self.proc is None or self.proc.poll() is not None:
-            return None if self.proc is None else self.proc.returncode
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=SERVER_STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            pytest.fail('server ignored SIGTERM for %ds'
-                        % SERVER_STOP_TIMEOUT)
-
-    def kill(self):
-        """Last resort when the server hangs."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def log_tail(self, lines=40):
-        """The end of the server's log, for failure messages."""
-        with open(self.log_file) as f:
-            return ''.join(f.readlines()[-lines:])
-
-
 @pytest.fixture
 def placement_server(make_database):
     """Factory: ``placement_server(kind)`` -> a started PlacementServer."""
@@ -229,9 +147,13 @@ def placement_server(make_database):
     servers = []
 
     def _start(kind, extra_conf=''):
-        server = PlacementServer(make_database(kind), workdir, extra_conf)
+        server = placement_server_mod.PlacementServer(
+            make_database(kind), workdir, extra_conf)
         servers.append(server)
-        return server.start()
+        try:
+            return server.start()
+        except placement_server_mod.ServerError as exc:
+            pytest.fail(str(exc))
 
     yield _start
     for server in servers:
