@@ -19,6 +19,8 @@ import logging
 import re
 
 from common.conf import CONF
+from common.numa import constraints as numa_constraints
+from common.numa import exception as numa_exception
 from services.scheduler import placement_query
 
 LOG = logging.getLogger(__name__)
@@ -37,52 +39,25 @@ _IMAGE_PROPERTY_TRAITS = {
 }
 
 
-def _cpu_policy(spec):
-    # NOTE: the flavor wins over the image, as for every NUMA setting; the
-    # API has already refused conflicting combinations.
+def _cpu_needs(spec):
+    """(thread policy, number of dedicated vCPUs) of the request.
+
+    NOTE: the rules (flavor over image, mixed masks, realtime vCPUs) are
+    the NUMA library's, the same the API validates and the compute claim
+    applies.
+
+    :raises common.numa.exception.NUMARequestInvalid: a combination the
+        API refuses; the request cannot be placed.
+    """
     specs = spec.flavor.extra_specs
-    image = spec.image.properties if spec.image else {}
-    return (specs.get('hw:cpu_policy') or image.get('hw_cpu_policy') or
-            'shared')
-
-
-def _thread_policy(spec):
-    specs = spec.flavor.extra_specs
-    image = spec.image.properties if spec.image else {}
-    return specs.get('hw:cpu_thread_policy') or image.get(
-        'hw_cpu_thread_policy')
-
-
-def _dedicated_count(spec):
-    """How many of the vCPUs need a dedicated host CPU (PCPU)."""
-    policy = _cpu_policy(spec)
-    if policy == 'dedicated':
-        return spec.vcpus
-    if policy == 'mixed':
-        mask = spec.flavor.extra_specs.get('hw:cpu_dedicated_mask', '')
-        return len(_parse_cpu_mask(mask, spec.vcpus))
-    return 0
-
-
-def _parse_cpu_mask(mask, vcpus):
-    """The CPU ids a mask like "0-3,^2" or "^0-1" selects."""
-    if not mask:
-        return set()
-    selected = set()
-    negated = set()
-    for part in mask.split(','):
-        part = part.strip()
-        target = negated if part.startswith('^') else selected
-        part = part.lstrip('^')
-        if '-' in part:
-            low, high = part.split('-', 1)
-            target.update(range(int(low), int(high) + 1))
-        elif part:
-            target.add(int(part))
-    if not selected:
-        # NOTE: a mask of only exclusions means "every other vCPU".
-        selected = set(range(vcpus))
-    return selected - negated
+    props = spec.image.properties if spec.image else {}
+    policy = numa_constraints.get_cpu_policy(specs, props)
+    realtime, _mask = numa_constraints.get_realtime_vcpus(
+        specs, props, policy, spec.vcpus)
+    dedicated = numa_constraints.get_dedicated_vcpus(
+        specs, policy, realtime, spec.vcpus)
+    return (numa_constraints.get_cpu_thread_policy(specs, props),
+            len(dedicated))
 
 
 def flavor_resources(context, spec, query, view):
@@ -93,7 +68,11 @@ def flavor_resources(context, spec, query, view):
     passed on.
     """
     group = query.unsuffixed
-    dedicated = _dedicated_count(spec)
+    try:
+        _thread_policy, dedicated = _cpu_needs(spec)
+    except numa_exception.NUMARequestInvalid as exc:
+        query.impossible = str(exc)
+        return
     shared = spec.vcpus - dedicated
     if shared:
         group.resources['VCPU'] = shared
@@ -138,11 +117,11 @@ def flavor_and_image_traits(context, spec, query, view):
                 group.required.add(found.group(2))
             elif value == 'forbidden':
                 group.forbidden.add(found.group(2))
-    if _dedicated_count(spec):
-        policy = _thread_policy(spec)
-        if policy == 'isolate':
+    thread_policy, dedicated = _cpu_needs(spec)
+    if dedicated:
+        if thread_policy == 'isolate':
             query.unsuffixed.forbidden.add('HW_CPU_HYPERTHREADING')
-        elif policy == 'require':
+        elif thread_policy == 'require':
             query.unsuffixed.required.add('HW_CPU_HYPERTHREADING')
 
 

@@ -144,3 +144,17 @@ def test_forced_destination_is_a_tree_and_lifts_the_limit():
     assert result['limit'] == str(CONF.scheduler.max_placement_results)
     forced = fakes.spec(force_hosts=['cn1'])
     assert 'limit' not in params(forced)[0]
+
+
+def test_mixed_realtime_pins_the_realtime_vcpus():
+    spec = fakes.spec(vcpus=4, memory_mb=1024, root_gb=0, extra_specs={
+        'hw:cpu_policy': 'mixed', 'hw:cpu_realtime': 'yes',
+        'hw:cpu_realtime_mask': '^0'})
+    assert params(spec)[0]['resources'] == 'MEMORY_MB:1024,PCPU:3,VCPU:1'
+
+
+def test_a_cpu_policy_the_api_refuses_cannot_be_placed():
+    spec = fakes.spec(extra_specs={'hw:cpu_policy': 'shared'},
+                      image_properties={'hw_cpu_policy': 'dedicated'})
+    _result, query = params(spec)
+    assert 'hw_cpu_policy' in query.impossible
