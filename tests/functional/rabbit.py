@@ -28,23 +28,12 @@ import kombu
 import oslo_messaging as messaging
 import pytest
 
+from tests.functional import skips
+
 RABBIT_URL = os.environ.get('BERTH_TEST_RABBIT_URL',
                             'rabbit://guest:guest@127.0.0.1:5672/')
 LOCK_FILE = os.path.join(tempfile.gettempdir(), 'berth-test-rabbit.lock')
 START_TIMEOUT = 60
-
-
-def in_ci():
-    """True when running under CI, where nothing may be skipped."""
-    return os.environ.get('CI', '').lower() == 'true'
-
-
-def unavailable(message):
-    """Skip (developer machine) or fail (CI) for a missing broker."""
-    if in_ci():
-        pytest.fail('%s (CI=true: a functional test may not skip)'
-                    % message, pytrace=False)
-    pytest.skip(message)
 
 
 def _kombu_url():
@@ -58,8 +47,8 @@ def check():
         with kombu.Connection(_kombu_url(), connect_timeout=5) as conn:
             conn.connect()
     except Exception as exc:
-        unavailable('RabbitMQ at %s is unreachable: %s'
-                    % (RABBIT_URL, str(exc).splitlines()[0]))
+        skips.unavailable('RabbitMQ at %s is unreachable: %s'
+                          % (RABBIT_URL, str(exc).splitlines()[0]))
 
 
 @contextlib.contextmanager

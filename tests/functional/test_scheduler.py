@@ -36,6 +36,7 @@ from tests.functional.placement.conftest import database_servers  # noqa
 from tests.functional import placement_server
 from tests.functional import rabbit
 from tests.functional import scheduler_env
+from tests.functional import skips
 
 WORKERS = 3
 THREADS = 20
@@ -60,7 +61,7 @@ def _database_server(servers, kind):
         try:
             server.check()
         except Exception as exc:
-            db_helpers.unavailable('%s server at %s is unreachable: %s' % (
+            skips.unavailable('%s server at %s is unreachable: %s' % (
                 kind, server.base_url, str(exc).splitlines()[0]))
         servers[kind] = server
     return servers[kind]
@@ -88,7 +89,7 @@ def env(database_servers, tmp_path_factory):  # noqa: F811
             _seed_and_start(environment)
     except scheduler_env.EnvironmentUnavailable as exc:
         _stop(environment)
-        rabbit.unavailable(str(exc))
+        skips.unavailable(str(exc))
     except (scheduler_env.EnvironmentFailure,
             placement_server.ServerError) as exc:
         _stop(environment)

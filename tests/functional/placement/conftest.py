@@ -22,6 +22,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.functional import placement_server as placement_server_mod
+from tests.functional import skips
 
 SERVER_URLS = {
     'mysql': os.environ.get('BERTH_TEST_MYSQL_URL',
@@ -40,19 +41,6 @@ ADMIN_HEADERS = {
     'openstack-api-version': 'placement latest',
     'accept': 'application/json',
 }
-
-
-def in_ci():
-    """True when running under CI, where nothing may be skipped."""
-    return os.environ.get('CI', '').lower() == 'true'
-
-
-def unavailable(message):
-    """Skip (developer machine) or fail (CI) for a missing service."""
-    if in_ci():
-        pytest.fail('%s (CI=true: a functional test may not skip)'
-                    % message, pytrace=False)
-    pytest.skip(message)
 
 
 class DatabaseServer(object):
@@ -132,9 +120,9 @@ def make_database(database_servers, tmp_path):
             try:
                 server.check()
             except Exception as exc:
-                unavailable('%s server at %s is unreachable: %s'
-                            % (kind, server.base_url,
-                               str(exc).splitlines()[0]))
+                skips.unavailable('%s server at %s is unreachable: %s'
+                                  % (kind, server.base_url,
+                                     str(exc).splitlines()[0]))
             database_servers[kind] = server
         return database_servers[kind].create()
     return _make
