@@ -12,6 +12,7 @@ the two.
 """
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 
 metadata = sa.MetaData()
 
@@ -117,4 +118,106 @@ instance_group_member = sa.Table(
     sa.Index('instance_group_member_group_id_idx', 'group_id'),
     # NOTE: "which group is this instance in" on every move and delete.
     sa.Index('instance_group_member_instance_idx', 'instance_uuid'),
+)
+
+# --- the boot path: flavors, requests, mappings, quotas ---------------------
+
+flavors = sa.Table(
+    'flavors', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('flavorid', sa.String(255), nullable=False),
+    sa.Column('name', sa.String(255), nullable=False),
+    sa.Column('memory_mb', sa.Integer, nullable=False),
+    sa.Column('vcpus', sa.Integer, nullable=False),
+    sa.Column('root_gb', sa.Integer, nullable=False, default=0),
+    sa.Column('ephemeral_gb', sa.Integer, nullable=False, default=0),
+    sa.Column('swap', sa.Integer, nullable=False, default=0),
+    sa.Column('rxtx_factor', sa.Float, nullable=False, default=1.0),
+    sa.Column('is_public', sa.Boolean, nullable=False, default=True),
+    sa.Column('disabled', sa.Boolean, nullable=False, default=False),
+    sa.Column('description', sa.Text),
+    *_timestamps(),
+    sa.UniqueConstraint('flavorid', name='uniq_flavors0flavorid'),
+    sa.UniqueConstraint('name', name='uniq_flavors0name'),
+)
+
+flavor_extra_specs = sa.Table(
+    'flavor_extra_specs', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('flavor_id', sa.Integer, sa.ForeignKey('flavors.id'),
+              nullable=False),
+    sa.Column('key', sa.String(255), nullable=False),
+    sa.Column('value', sa.String(255)),
+    *_timestamps(),
+    sa.UniqueConstraint('flavor_id', 'key',
+                        name='uniq_flavor_extra_specs0flavor_id0key'),
+)
+
+flavor_projects = sa.Table(
+    'flavor_projects', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('flavor_id', sa.Integer, sa.ForeignKey('flavors.id'),
+              nullable=False),
+    sa.Column('project_id', sa.String(255), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('flavor_id', 'project_id',
+                        name='uniq_flavor_projects0flavor_id0project_id'),
+)
+
+instance_mappings = sa.Table(
+    'instance_mappings', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('instance_uuid', sa.String(36), nullable=False),
+    # NOTE: NULL while the instance is still a build request: the cell is
+    # known only once the scheduler has chosen a host (or cell0 on
+    # NoValidHost).
+    sa.Column('cell_id', sa.Integer, sa.ForeignKey('cell_mappings.id')),
+    sa.Column('project_id', sa.String(255), nullable=False),
+    sa.Column('user_id', sa.String(255)),
+    sa.Column('queued_for_delete', sa.Boolean, nullable=False,
+              default=False),
+    *_timestamps(),
+    sa.UniqueConstraint('instance_uuid',
+                        name='uniq_instance_mappings0instance_uuid'),
+    sa.Index('instance_mappings_project_id_idx', 'project_id'),
+    sa.Index('instance_mappings_cell_id_idx', 'cell_id'),
+)
+
+request_specs = sa.Table(
+    'request_specs', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('instance_uuid', sa.String(36), nullable=False),
+    # NOTE: JSON text of common.objects.request_spec.RequestSpec; kept for
+    # reschedules, heal_allocations and later moves.
+    sa.Column('spec', sa.Text().with_variant(
+        mysql.MEDIUMTEXT(), 'mysql'), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('instance_uuid',
+                        name='uniq_request_specs0instance_uuid'),
+)
+
+build_requests = sa.Table(
+    'build_requests', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('instance_uuid', sa.String(36), nullable=False),
+    sa.Column('project_id', sa.String(255), nullable=False),
+    # NOTE: JSON text of the instance as the API shows it before it has a
+    # cell (name, flavor, image, metadata, AZ...).
+    sa.Column('instance', sa.Text().with_variant(
+        mysql.MEDIUMTEXT(), 'mysql'), nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint('instance_uuid',
+                        name='uniq_build_requests0instance_uuid'),
+    sa.Index('build_requests_project_id_idx', 'project_id'),
+)
+
+quotas = sa.Table(
+    'quotas', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('project_id', sa.String(255), nullable=False),
+    sa.Column('resource', sa.String(255), nullable=False),
+    sa.Column('hard_limit', sa.Integer),
+    *_timestamps(),
+    sa.UniqueConstraint('project_id', 'resource',
+                        name='uniq_quotas0project_id0resource'),
 )

@@ -136,10 +136,61 @@ instances = sa.Table(
     sa.Column('pci_requests', _json_text()),
     sa.Column('launched_at', _datetime()),
     sa.Column('terminated_at', _datetime()),
+    sa.Column('display_name', sa.String(255)),
+    sa.Column('reservation_id', sa.String(255)),
+    sa.Column('launch_index', sa.Integer),
+    # NOTE: user metadata (key -> value) and the image's properties at boot
+    # time (the instance's own copy, as for the flavor).
+    sa.Column('metadata', _json_text()),
+    sa.Column('image_meta', _json_text()),
     *_history(),
     sa.UniqueConstraint('uuid', name='uniq_instances0uuid'),
     # NOTE: the live instances of a host: the scheduler's host states and
     # the resource tracker's audit.
     sa.Index('instances_host_deleted_idx', 'host', 'deleted'),
     sa.Index('instances_project_id_deleted_idx', 'project_id', 'deleted'),
+)
+
+instance_faults = sa.Table(
+    'instance_faults', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('instance_uuid', sa.String(36), nullable=False),
+    sa.Column('code', sa.Integer, nullable=False),
+    sa.Column('message', sa.String(255)),
+    # NOTE: for NoValidHost, the scheduler's explanation as JSON text.
+    sa.Column('details', _json_text()),
+    sa.Column('host', sa.String(255)),
+    *_history(),
+    sa.Index('instance_faults_instance_uuid_deleted_created_at_idx',
+             'instance_uuid', 'deleted', 'created_at'),
+)
+
+instance_actions = sa.Table(
+    'instance_actions', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('action', sa.String(255)),
+    sa.Column('instance_uuid', sa.String(36)),
+    sa.Column('request_id', sa.String(255)),
+    sa.Column('user_id', sa.String(255)),
+    sa.Column('project_id', sa.String(255)),
+    sa.Column('start_time', _datetime()),
+    sa.Column('finish_time', _datetime()),
+    sa.Column('message', sa.String(255)),
+    *_history(),
+    sa.Index('instance_uuid_idx', 'instance_uuid'),
+    sa.Index('request_id_idx', 'request_id'),
+)
+
+instance_actions_events = sa.Table(
+    'instance_actions_events', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('event', sa.String(255)),
+    sa.Column('action_id', sa.Integer, sa.ForeignKey('instance_actions.id')),
+    sa.Column('start_time', _datetime()),
+    sa.Column('finish_time', _datetime()),
+    sa.Column('result', sa.String(255)),
+    sa.Column('traceback', sa.Text),
+    sa.Column('host', sa.String(255)),
+    sa.Column('details', sa.Text),
+    *_history(),
 )
