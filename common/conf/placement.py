@@ -9,10 +9,12 @@ options from the same group to reach placement, as in a Nova deployment
 (``auth_type``, ``endpoint_override``, ``timeout``, ``valid_interfaces``...).
 """
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
+from common.conf import _ksa
+
 DEFAULT_SERVICE_TYPE = 'placement'
+PLACEMENT_CONNECT_RETRIES = 4
 
 placement_group = cfg.OptGroup(
     'placement', title='Placement options',
@@ -93,27 +95,19 @@ Related options:
 ]
 
 
-def _client_opts():
-    return (ks_loading.get_session_conf_options() +
-            ks_loading.get_auth_common_conf_options() +
-            ks_loading.get_auth_plugin_conf_options('password') +
-            ks_loading.get_adapter_conf_options(include_deprecated=False))
-
-
 def register_opts(conf):
     """Register the [placement] options, the client ones included."""
     conf.register_group(placement_group)
     conf.register_opts(placement_opts, group=placement_group)
-    ks_loading.register_session_conf_options(conf, placement_group.name)
-    ks_loading.register_auth_conf_options(conf, placement_group.name)
-    ks_loading.register_adapter_conf_options(conf, placement_group.name,
-                                             include_deprecated=False)
-    conf.set_default('service_type', DEFAULT_SERVICE_TYPE,
-                     group=placement_group.name)
-    conf.set_default('valid_interfaces', ['internal', 'public'],
+    _ksa.register_client_opts(conf, placement_group, DEFAULT_SERVICE_TYPE)
+    # NOTE: keystoneauth retries no refused connection by default, so a
+    # placement restart would fail every claim and report made meanwhile.
+    # Four retries back off 0.5 + 1 + 2 + 4 s, which covers a restart and
+    # still gives up quickly when placement is really down.
+    conf.set_default('connect_retries', PLACEMENT_CONNECT_RETRIES,
                      group=placement_group.name)
 
 
 def list_opts():
     """Options for the sample config."""
-    return [(placement_group, placement_opts + _client_opts())]
+    return [(placement_group, placement_opts + _ksa.client_opts())]

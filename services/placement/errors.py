@@ -17,6 +17,8 @@ gets a small HTML page instead, as upstream.
 import html
 import json
 
+from common.wsgi import faults
+
 # Error codes (microversion 1.23 and later).
 DEFAULT = 'placement.undefined_code'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
@@ -29,21 +31,6 @@ RESOURCE_PROVIDER_NOT_FOUND = 'placement.resource_provider.not_found'
 ILLEGAL_DUPLICATE_QUERYPARAM = 'placement.query.duplicate_key'
 QUERYPARAM_BAD_VALUE = 'placement.query.bad_value'
 QUERYPARAM_MISSING_VALUE = 'placement.query.missing_value'
-
-TITLES = {
-    400: 'Bad Request',
-    401: 'Unauthorized',
-    403: 'Forbidden',
-    404: 'Not Found',
-    405: 'Method Not Allowed',
-    406: 'Not Acceptable',
-    409: 'Conflict',
-    413: 'Request Entity Too Large',
-    415: 'Unsupported Media Type',
-    500: 'Internal Server Error',
-    501: 'Not Implemented',
-    503: 'Service Unavailable',
-}
 
 # What each status says before the specific message, as clients of
 # upstream placement have come to see it.
@@ -65,10 +52,8 @@ EXPLANATIONS = {
 }
 
 
-class PlacementError(Exception):
+class PlacementError(faults.HTTPError):
     """An HTTP error with a status, a message and an error code."""
-
-    status = 400
 
     def __init__(self, message='', status=None, code=None, headers=None):
         """
@@ -77,12 +62,8 @@ class PlacementError(Exception):
         :param code: the placement error code (1.23+).
         :param headers: extra response headers, e.g. ``Allow``.
         """
-        super().__init__(message)
-        if status is not None:
-            self.status = status
-        self.message = message
+        super().__init__(message, status=status, headers=headers)
         self.code = code or DEFAULT
-        self.headers = headers or {}
 
 
 class BadRequest(PlacementError):
@@ -140,7 +121,7 @@ def render(environ, status, message, code=DEFAULT, request_id=None,
     :param request_id: the request id to report.
     :param show_code: include ``code`` (microversion 1.23 and later).
     """
-    title = TITLES.get(status, 'Error')
+    title = faults.TITLES.get(status, 'Error')
     explanation = _explanation(status, environ)
     detail = explanation
     if message:

@@ -9,10 +9,10 @@ for each method, the handler function. A path that matches no template is a
 """
 
 import logging
-import re
 
 import webob
 
+from common.wsgi import router
 from services.placement import errors
 from services.placement.handlers import aggregate
 from services.placement.handlers import allocation
@@ -103,46 +103,25 @@ ROUTE_DECLARATIONS = {
 }
 
 
-def _compile(template):
-    pattern = re.sub(r'\{(\w+)\}', r'(?P<\1>[^/]+)', template)
-    return re.compile('^%s$' % pattern)
+def _not_found():
+    return errors.NotFound('The resource could not be found.')
+
+
+def _not_allowed(allowed):
+    return errors.PlacementError(status=405, headers={'allow': allowed})
 
 
 class Router(object):
     """A WSGI app dispatching on ``ROUTE_DECLARATIONS``."""
 
     def __init__(self, declarations=None):
-        declarations = declarations or ROUTE_DECLARATIONS
-        self._exact = {}
-        self._patterns = []
-        for template, methods in declarations.items():
-            if '{' in template:
-                self._patterns.append((_compile(template), methods))
-            else:
-                self._exact[template] = methods
-
-    def match(self, path):
-        """(methods, urlvars) for ``path``, or (None, None)."""
-        path = path or '/'
-        methods = self._exact.get(path)
-        if methods is not None:
-            return methods, {}
-        for regex, methods in self._patterns:
-            found = regex.match(path)
-            if found:
-                return methods, found.groupdict()
-        return None, None
+        self._routes = router.Router(declarations or ROUTE_DECLARATIONS,
+                                     _not_found, _not_allowed)
 
     def __call__(self, environ, start_response):
         req = webob.Request(environ)
-        methods, urlvars = self.match(req.path_info)
-        if methods is None:
-            raise errors.NotFound('The resource could not be found.')
-        handler = methods.get(req.method)
-        if handler is None:
-            allowed = ', '.join(sorted(methods))
-            raise errors.PlacementError(
-                status=405, headers={'allow': allowed})
+        handler, urlvars = self._routes.handler_for(req.method,
+                                                    req.path_info)
         if req.method == 'GET':
             _check_accept(req)
         req.urlvars = urlvars

@@ -6,9 +6,10 @@
 A request names its version in ``OpenStack-API-Version: placement X.Y``;
 without one it gets the minimum, 1.0. ``latest`` means the maximum. A
 version outside the list is refused with 406, a malformed one with 400.
+The negotiation itself is :mod:`common.wsgi.microversion`'s.
 """
 
-import collections
+from common.wsgi import microversion as wsgi_microversion
 
 SERVICE_TYPE = 'placement'
 HEADER = 'openstack-api-version'
@@ -60,46 +61,19 @@ VERSIONS = [
 ]
 
 
-class Version(collections.namedtuple('Version', 'major minor')):
-    """A parsed microversion; compares with tuples, e.g. ``mv >= (1, 14)``."""
-
-    def __str__(self):
-        return '%d.%d' % (self.major, self.minor)
-
-    def matches(self, min_version=None, max_version=None):
-        """True when this version lies in [min_version, max_version]."""
-        if min_version is not None and self < tuple(min_version):
-            return False
-        if max_version is not None and self > tuple(max_version):
-            return False
-        return True
+Version = wsgi_microversion.Version
+MicroversionError = wsgi_microversion.MicroversionError
 
 
 def _parse(text):
+    # NOTE: laxer than the compute API's parse(), as placement has always
+    # been: int() takes the parts as they come.
     major, minor = text.split('.')
     return Version(int(major), int(minor))
 
 
 MIN_VERSION = _parse(VERSIONS[0])
 MAX_VERSION = _parse(VERSIONS[-1])
-
-
-class MicroversionError(Exception):
-    """A bad version header; ``status`` is 400 (malformed) or 406."""
-
-    def __init__(self, status, message):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _placement_value(header_value):
-    """The placement entry of an OpenStack-API-Version header, or None."""
-    for item in header_value.split(','):
-        parts = item.strip().split(None, 1)
-        if len(parts) == 2 and parts[0].lower() == SERVICE_TYPE:
-            return parts[1].strip()
-    return None
 
 
 def from_headers(headers):
@@ -110,16 +84,16 @@ def from_headers(headers):
         service does not provide.
     """
     value = headers.get(HEADER)
-    text = _placement_value(value) if value else None
-    if text is None:
-        return MIN_VERSION
-    if text == 'latest':
-        return MAX_VERSION
-    try:
-        version = _parse(text)
-    except ValueError:
-        raise MicroversionError(400, 'invalid version string: %s' % text)
-    if not MIN_VERSION <= version <= MAX_VERSION:
-        raise MicroversionError(
-            406, 'Unacceptable version header: %s' % text)
-    return version
+    text = wsgi_microversion.service_value(
+        value, SERVICE_TYPE) if value else None
+    return wsgi_microversion.negotiate(
+        text, MIN_VERSION, MAX_VERSION,
+        malformed='invalid version string: {text}',
+        unacceptable='Unacceptable version header: {text}',
+        parser=_parse)
+
+
+def response_headers(version):
+    """The version headers every placement response carries."""
+    return [('OpenStack-API-Version', '%s %s' % (SERVICE_TYPE, version)),
+            ('Vary', HEADER)]

@@ -11,13 +11,15 @@ each rule also admits the legacy ``role:admin``, as upstream.
 
 from oslo_policy import policy
 
-from common import policy as common_policy
+from common.wsgi import policy as wsgi_policy
 
 ADMIN = 'rule:admin_api'
 SERVICE = 'rule:service_api'
 ADMIN_OR_SERVICE = 'rule:admin_or_service_api'
 ADMIN_OR_PROJECT_READER_OR_SERVICE = (
     'rule:admin_or_project_reader_or_service_api')
+# A denial's message, worded as upstream's.
+_DENIED = 'Policy does not allow %s to be performed.'
 
 _LEGACY_ADMIN = policy.DeprecatedRule(
     name='placement:legacy_admin_api', check_str='role:admin',
@@ -51,10 +53,9 @@ BASE_RULES = [
 
 
 def _rule(name, check_str, description, operations):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=check_str, description=description,
-        operations=[{'method': m, 'path': p} for m, p in operations],
-        scope_types=['project'], deprecated_rule=_LEGACY_ADMIN)
+    return wsgi_policy.documented_rule(name, check_str, description,
+                                       operations,
+                                       deprecated_rule=_LEGACY_ADMIN)
 
 
 # (name, default, description, [(method, path)])
@@ -149,40 +150,19 @@ def list_rules():
     return BASE_RULES + [_rule(*op) for op in _OPERATIONS]
 
 
-_ENFORCER = None
-
-
-def get_enforcer(conf):
-    """The process-wide placement enforcer for ``conf``."""
-    global _ENFORCER
-    if _ENFORCER is None:
-        _ENFORCER = common_policy.Enforcer(conf, list_rules)
-    return _ENFORCER
-
-
-def reset():
-    """Drop the enforcer (tests and SIGHUP)."""
-    global _ENFORCER
-    if _ENFORCER is not None:
-        _ENFORCER.reset()
-    _ENFORCER = None
+_ENFORCER = wsgi_policy.EnforcerHolder(list_rules)
+get_enforcer, reset = _ENFORCER.get, _ENFORCER.reset
 
 
 def authorize(req, action, target=None):
     """Enforce ``action`` for the request's caller; raises 403 when denied.
 
-    :param req: the webob request (its context and config are used).
+    :param req: the webob request (its context is used).
     :param action: the rule name.
     :param target: the policy target; defaults to the caller's project.
     """
     from common.conf import CONF
     from services.placement import errors
     from services.placement import util
-    ctx = util.context(req)
-    if target is None:
-        target = {'project_id': ctx.project_id, 'user_id': ctx.user_id}
-    try:
-        ctx.can(get_enforcer(CONF), action, target)
-    except common_policy.PolicyNotAuthorized:
-        raise errors.Forbidden(
-            'Policy does not allow %s to be performed.' % action)
+    wsgi_policy.authorize(util.context(req), get_enforcer(CONF), action,
+                          target, denied=errors.Forbidden, message=_DENIED)

@@ -10,19 +10,18 @@ context and microversion from the environ, validate the body with
 
 import datetime
 import email.utils
-import json
 import uuid
 
 import jsonschema
-import orjson
 from oslo_utils import timeutils
-import webob
 
+from common.wsgi import util as wsgi_util
 from services.placement import errors
 from services.placement import microversion
 
 CONTEXT_KEY = 'placement.context'
-JSON = 'application/json'
+JSON = wsgi_util.JSON
+is_uuid_like = wsgi_util.is_uuid_like
 
 
 def context(req):
@@ -53,18 +52,6 @@ def require_json_content(req):
             % content_type)
 
 
-def _uuid_format(instance):
-    # NOTE: upstream accepts hyphen-less UUIDs wherever a schema asks for
-    # the uuid format; jsonschema's own check insists on the hyphens.
-    if not isinstance(instance, str):
-        return True
-    return is_uuid_like(instance)
-
-
-_FORMAT_CHECKER = jsonschema.FormatChecker()
-_FORMAT_CHECKER.checks('uuid')(_uuid_format)
-
-
 def validate(data, schema, prefix='JSON does not validate'):
     """Validate ``data`` against ``schema``; 400 naming the problem.
 
@@ -72,25 +59,11 @@ def validate(data, schema, prefix='JSON does not validate'):
     'pattern' in schema ... On instance['name']"), which names both the
     offending field and the rule it broke, as upstream clients expect.
     """
-    validator = _validator_for(schema)
+    validator = wsgi_util.validator_for(schema)
     if validator.is_valid(data):
         return
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     raise errors.BadRequest('%s: %s' % (prefix, error))
-
-
-# Schemas are module-level constants; building a validator costs far more
-# than validating a small body, so each is built once per process.
-_VALIDATORS = {}
-
-
-def _validator_for(schema):
-    cached = _VALIDATORS.get(id(schema))
-    if cached is None or cached[0] is not schema:
-        cached = (schema, jsonschema.Draft4Validator(
-            schema, format_checker=_FORMAT_CHECKER))
-        _VALIDATORS[id(schema)] = cached
-    return cached[1]
 
 
 def extract_json(req, schema):
@@ -101,10 +74,7 @@ def extract_json(req, schema):
     :returns: the decoded body.
     """
     require_json_content(req)
-    try:
-        data = json.loads(req.body)
-    except ValueError as exc:
-        raise errors.BadRequest('Malformed JSON: %s' % exc)
+    data = wsgi_util.load_json(req.body, errors.BadRequest, 'Malformed JSON')
     validate(data, schema)
     return data
 
@@ -124,16 +94,7 @@ def json_response(req, data, status=200, last_modified=None, headers=None):
     :param data: a JSON-serialisable object, or None for an empty body.
     :param last_modified: a datetime for Last-Modified; None means now.
     """
-    resp = webob.Response(status=status, charset=None)
-    if data is not None:
-        # NOTE: orjson writes the large candidate and provider lists about
-        # twenty times faster than the standard library.
-        resp.body = orjson.dumps(data)
-        resp.content_type = JSON
-    else:
-        resp.content_type = None
-    if headers:
-        resp.headers.update(headers)
+    resp = wsgi_util.json_response(data, status=status, headers=headers)
     if req.method == 'GET' or data is not None:
         add_cache_headers(req, resp, last_modified)
     return resp
@@ -141,9 +102,7 @@ def json_response(req, data, status=200, last_modified=None, headers=None):
 
 def no_content(req):
     """An empty 204 response."""
-    resp = webob.Response(status=204, charset=None)
-    resp.content_type = None
-    return resp
+    return wsgi_util.empty_response()
 
 
 def add_cache_headers(req, resp, last_modified=None):
@@ -163,15 +122,6 @@ def latest(*timestamps):
     """The newest non-None timestamp, or None (i.e. "now")."""
     present = [t for t in timestamps if t is not None]
     return max(present) if present else None
-
-
-def is_uuid_like(value):
-    """True for a canonical or hyphen-less UUID string."""
-    try:
-        uuid.UUID(str(value))
-    except (TypeError, ValueError, AttributeError):
-        return False
-    return True
 
 
 def normalize_uuid(value):

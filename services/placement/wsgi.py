@@ -5,35 +5,17 @@
 
 The config file is named by the ``BERTH_CONFIG_FILE`` environment variable
 (default ``/etc/berth/berth.conf``). The application is built on first
-use, so importing this module never touches the database.
+use, so importing this module never touches the database
+(:class:`common.wsgi.app_loader.LazyApplication`).
 """
 
-import os
-import threading
-
-_APP = None
-_LOCK = threading.Lock()
+from common.wsgi import app_loader
 
 
-def init_application(config_file=None):
-    """Parse the config and build the placement application."""
-    from common import config
+def _build(conf):
+    # NOTE: imported here, on the first request, for the reason above.
     from services.placement import server
-
-    config_file = config_file or os.environ.get(
-        'BERTH_CONFIG_FILE', '/etc/berth/berth.conf')
-    args = ['--config-file', config_file] if os.path.exists(
-        config_file) else []
-    conf = config.parse_args(args)
-    config.setup_logging('berth-placement-api')
     return server.build_application(conf)
 
 
-def application(environ, start_response):
-    """WSGI entry point."""
-    global _APP
-    if _APP is None:
-        with _LOCK:
-            if _APP is None:
-                _APP = init_application()
-    return _APP(environ, start_response)
+application = app_loader.LazyApplication('berth-placement-api', _build)
