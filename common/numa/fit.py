@@ -235,7 +235,26 @@ def pci_fits(pci_requests, pci_stats, cell_ids):
 
 def _change_usage(host_topology, instance_topology, sign):
     host = topology.load_host(host_topology).copy()
-    instance = topology.load_instance(instance_topology)
+    change_usage_in_place(host, topology.load_instance(instance_topology),
+                          sign)
+    return host
+
+
+def change_usage_in_place(host, instance, sign):
+    """Add (``sign`` 1) or remove (-1) a placed instance's usage on ``host``.
+
+    The in-place form of :func:`apply_usage` / :func:`release_usage` for
+    callers that rebuild a host's usage from many instances (the compute
+    resource tracker) and would otherwise copy the host once per instance.
+    Cells are checked before any is changed, so a failure leaves ``host``
+    as it was.
+
+    :param host: a :class:`~common.numa.topology.HostTopology` (changed).
+    :param instance: a fitted :class:`~common.numa.topology.
+        InstanceTopology`.
+    :raises CPUPinningInvalid: adding pins an already pinned pCPU.
+    :raises CPUUnpinningInvalid: removing frees a pCPU that is not pinned.
+    """
     for instance_cell in instance.cells:
         cell = host.cell(instance_cell.id)
         if cell is None:
@@ -245,15 +264,18 @@ def _change_usage(host_topology, instance_topology, sign):
             raise ValueError('instance cell %s is not fitted (no CPU '
                              'pinning)' % instance_cell.id)
         held = instance_cell.held_pcpus
+        if sign > 0 and not held <= cell.free_pcpus:
+            raise exception.CPUPinningInvalid(
+                requested=sorted(held), available=sorted(cell.free_pcpus))
+        if sign < 0 and not held <= cell.pinned_cpus:
+            raise exception.CPUUnpinningInvalid(
+                requested=sorted(held), pinned=sorted(cell.pinned_cpus))
+    for instance_cell in instance.cells:
+        cell = host.cell(instance_cell.id)
+        held = instance_cell.held_pcpus
         if sign > 0:
-            if not held <= cell.free_pcpus:
-                raise exception.CPUPinningInvalid(
-                    requested=sorted(held), available=sorted(cell.free_pcpus))
             cell.pinned_cpus |= held
         else:
-            if not held <= cell.pinned_cpus:
-                raise exception.CPUUnpinningInvalid(
-                    requested=sorted(held), pinned=sorted(cell.pinned_cpus))
             cell.pinned_cpus -= held
         cell.cpu_usage = max(0, cell.cpu_usage
                              + sign * len(instance_cell.cpuset))
@@ -265,7 +287,6 @@ def _change_usage(host_topology, instance_topology, sign):
         if pages is not None:
             count = instance_cell.memory * 1024 // pages.size_kb
             pages.used = max(0, pages.used + sign * count)
-    return host
 
 
 def apply_usage(host_topology, instance_topology):

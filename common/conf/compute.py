@@ -1,0 +1,123 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Options of the ``[compute]`` group: the berth-compute agent.
+
+Names and meanings follow Nova's ``[compute]`` group where Nova has the
+option (``compute_driver`` lives in ``[DEFAULT]`` there; Berth keeps every
+agent option in one group). Options Nova does not have say so.
+"""
+
+from oslo_config import cfg
+
+compute_group = cfg.OptGroup(
+    'compute', title='Compute agent options',
+    help='The berth-compute agent: virt driver, CPU sets, placement '
+         'reporting and builds.')
+
+compute_opts = [
+    cfg.StrOpt('compute_driver', default='fake', help="""
+The virt driver, by its name in the ``berth.compute.drivers`` entry points.
+
+Possible values:
+
+* ``fake``: simulated hosts described by ``[fake_driver]``; one process can
+  stand in for hundreds of hosts.
+* ``local``: this machine (CPUs from sysfs, memory from /proc/meminfo,
+  disk from ``instances_path``); instances are tracked records.
+
+An unknown name stops the agent at start.
+"""),
+    cfg.StrOpt('cpu_dedicated_set', help="""
+Host CPUs for pinned (dedicated) guest vCPUs, reported to placement as
+``PCPU``.
+
+Possible values:
+
+* A CPU list such as ``4-12,^8,15``.
+* Unset: no PCPU inventory, and every usable CPU is shared (unless the
+  legacy ``vcpu_pin_set`` says otherwise).
+
+Related options:
+
+* ``cpu_shared_set``: must not overlap with this set.
+"""),
+    cfg.StrOpt('cpu_shared_set', help="""
+Host CPUs for unpinned (shared) guest vCPUs, reported to placement as
+``VCPU``.
+
+Possible values:
+
+* A CPU list such as ``0-3``.
+* Unset: every online CPU outside ``cpu_dedicated_set``.
+
+Related options:
+
+* ``cpu_dedicated_set``: must not overlap with this set.
+"""),
+    cfg.StrOpt('vcpu_pin_set', deprecated_group='DEFAULT', help="""
+Legacy CPU set (Nova's ``[DEFAULT] vcpu_pin_set``): CPUs guests may use,
+pinned or not. Ignored when ``cpu_dedicated_set`` or ``cpu_shared_set``
+is set.
+
+In this layout pinned and floating guests share the same CPUs, and no
+PCPU inventory is reported; pinned guests still take whole CPUs on the
+host NUMA topology the scheduler reads.
+"""),
+    cfg.IntOpt('resource_provider_association_refresh', default=300, min=0,
+               help="""
+Seconds after which the agent re-reads its providers from placement and
+re-saves its compute node records even when nothing seems to have changed.
+
+Between refreshes an unchanged node costs no placement write and no record
+save; one read of provider generations per update still catches manual
+edits in placement. 0 refreshes on every update.
+"""),
+    cfg.BoolOpt('numa_nodes_in_placement', default=False, help="""
+Report each host NUMA node as a child resource provider holding the node's
+``VCPU``, ``PCPU`` and ``MEMORY_MB`` (with the ``HW_NUMA_ROOT`` trait); the
+compute node provider then holds only ``DISK_GB``.
+
+Berth-specific (Nova has no released equivalent). Off: the compute node
+provider holds everything, as Nova reports it.
+"""),
+    cfg.IntOpt('orphan_allocation_grace_period', default=300, min=0,
+               help="""
+Seconds an allocation against one of this agent's providers may belong to
+a consumer that is no instance at all before the agent deletes it.
+
+Allocations of deleted instances are removed at once. A consumer the
+conductor does not know may be a build the scheduler has just claimed for
+and the conductor has not recorded yet, so it gets this long. 0 deletes
+such allocations on first sight.
+"""),
+    cfg.BoolOpt('replace_stale_resource_provider', default=False, help="""
+What to do when placement already has a provider with this node's name but
+another uuid (the node's record was deleted and recreated, or the host was
+renamed back).
+
+False (as Nova): log ``ResourceProviderCreationFailed`` every update until
+an operator deletes the stale provider (or gives it the node's uuid). True
+(Berth-specific): delete the stale provider tree when nothing is allocated
+against it, then create the node's own; one with allocations is left alone.
+"""),
+    cfg.IntOpt('max_concurrent_builds', default=10, min=0, help="""
+How many builds one agent runs at the same time; more wait. 0 means no
+limit.
+"""),
+    cfg.IntOpt('resource_update_workers', default=8, min=1, help="""
+Threads one agent uses to update its nodes in a periodic resource update:
+an agent simulating many hosts updates that many at once.
+"""),
+]
+
+
+def register_opts(conf):
+    """Register the [compute] options."""
+    conf.register_group(compute_group)
+    conf.register_opts(compute_opts, group=compute_group)
+
+
+def list_opts():
+    """Options for the sample config."""
+    return [(compute_group, compute_opts)]

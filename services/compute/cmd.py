@@ -1,0 +1,105 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""``berth-compute``: the agent of one hypervisor host, or of many fakes.
+
+    berth-compute --config-file /etc/berth/berth.conf
+
+Serves ``build_and_run_instance`` and ``terminate_instance`` on topic
+``compute`` for every host the driver reports (``[fake_driver]
+host_count`` simulated hosts, or this machine), keeps their records
+through the conductor and their providers in placement. One process,
+no workers: the hosts share the agent's state.
+"""
+
+# NOTE: first, before anything imports threading (BERTH_EVENTLET mode).
+from common import eventlet_mode  # noqa: F401
+
+import logging
+import sys
+
+from common import config
+from common import placement_client
+from common import rpc
+from common import service
+from common import servicegroup
+from common import servicegroup_conductor
+from services.compute import agent as agent_mod
+from services.compute import manager
+from services.compute import report
+from services.compute import service as compute_service
+from services.compute import virt
+
+LOG = logging.getLogger(__name__)
+
+
+def build_agent(conf, driver=None, conductor=None, scheduler=None,
+                placement=None, servicegroup_api=None,
+                wait_for_conductor=True):
+    """The ComputeAgent of this process, its clients built from ``conf``.
+
+    Each argument left None is built from the configuration: the driver
+    from ``[compute] compute_driver``, the conductor and scheduler RPC
+    clients (RPC is initialized if needed), the placement client from
+    ``[placement]``, heartbeats through the conductor.
+
+    :raises services.compute.virt.driver.DriverNotFound: unknown driver.
+    """
+    if not rpc.initialized():
+        rpc.init(conf)
+    if driver is None:
+        driver = virt.load_driver(conf)
+    if conductor is None:
+        from services.conductor import rpcapi as conductor_rpcapi
+        conductor = conductor_rpcapi.ConductorAPI()
+    if scheduler is None:
+        from services.scheduler import rpcapi as scheduler_rpcapi
+        scheduler = scheduler_rpcapi.SchedulerAPI()
+    if placement is None:
+        placement = placement_client.PlacementClient(conf)
+    if servicegroup_api is None:
+        # NOTE: computes always heartbeat through the conductor, whatever
+        # servicegroup_driver the rest of the deployment uses.
+        servicegroup_api = servicegroup.API(
+            servicegroup_conductor.ConductorDriver(conductor))
+    reporter = report.ReportClient(
+        placement, refresh=conf.compute.resource_provider_association_refresh)
+    return agent_mod.ComputeAgent(
+        conf, driver, conductor, reporter, scheduler=scheduler,
+        servicegroup=servicegroup_api,
+        wait_for_conductor=wait_for_conductor)
+
+
+def services_for(agent):
+    """One ComputeService per host of ``agent``, the first one leading."""
+    return [compute_service.ComputeService(
+        agent, host, manager.ComputeManager(host, agent), lead=(index == 0),
+        servicegroup_api=agent.servicegroup)
+        for index, host in enumerate(agent.hosts)]
+
+
+def build_services(conf, **kwargs):
+    """The services of this process, ready to start (all-in-one entry).
+
+    :param kwargs: passed to :func:`build_agent` (tests inject clients).
+    :returns: a list of common.service.Service, one per host; the first
+        runs the agent's heartbeat and resource update loops.
+    """
+    return services_for(build_agent(conf, **kwargs))
+
+
+def main(argv=None):
+    """Console-script entry point; returns the exit status."""
+    conf = config.parse_args(argv)
+    config.setup_logging('berth-compute')
+    services = build_services(conf)
+    LOG.info('Starting berth-compute for %d host(s) with the %s driver',
+             len(services), conf.compute.compute_driver)
+    launcher = service.ServiceLauncher(conf)
+    for svc in services:
+        launcher.launch_service(svc)
+    return launcher.wait()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,97 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Delete instances, and put a restarted host back in order.
+
+``terminate_instance``: the guest goes, the claim is released, the
+placement allocation deleted, the row soft-deleted by the conductor.
+
+At start (Nova's ``init_host``), for each host: deletes a crash
+interrupted are finished (task ``deleting``), builds it interrupted
+(task ``spawning``) go to ERROR, and guests whose instance is no longer
+on the host are removed. The startup resource update then removes the
+allocations of instances deleted while the host was down (seed A13).
+"""
+
+import logging
+
+from common.objects import instance as instance_obj
+from services.compute import utils
+
+LOG = logging.getLogger(__name__)
+
+EVENT = 'compute_terminate_instance'
+
+
+def _event(conductor, ctxt, uuid, host, phase, result=None):
+    try:
+        if phase == 'start':
+            conductor.action_event_start(ctxt, uuid, EVENT, host)
+        else:
+            conductor.action_event_finish(ctxt, uuid, EVENT, host, result)
+    except Exception as exc:
+        if not utils.not_found(exc):
+            LOG.warning('Could not record event %s %s of instance %s: %s',
+                        EVENT, phase, uuid, exc)
+
+
+def terminate(agent, ctxt, host, instance_uuid):
+    """Delete one instance of ``host``; safe to repeat.
+
+    :param agent: the ComputeAgent.
+    """
+    conductor = agent.conductor
+    with agent.instance_locks(instance_uuid):
+        LOG.info('Terminating instance %s on %s', instance_uuid, host)
+        _event(conductor, ctxt, instance_uuid, host, 'start')
+        agent.driver.destroy(host, instance_uuid)
+        tracker = agent.tracker(host)
+        nodes = tracker.release(instance_uuid)
+        agent.delete_allocation(ctxt, instance_uuid)
+        _event(conductor, ctxt, instance_uuid, host, 'finish', 'Success')
+        try:
+            conductor.instance_destroy(ctxt, instance_uuid)
+        except Exception as exc:
+            if not utils.not_found(exc):
+                raise
+            LOG.info('Instance %s was already gone', instance_uuid)
+        for nodename in nodes:
+            agent.save_record(ctxt, host, nodename)
+            agent.notify_schedulers(ctxt, host, nodename)
+
+
+def _error_out_interrupted_build(conductor, ctxt, host, instance):
+    uuid = instance['uuid']
+    LOG.warning('Instance %s was being built on %s when the agent '
+                'stopped; setting it to ERROR', uuid, host)
+    try:
+        conductor.instance_fault_create(
+            ctxt, uuid, 500, 'Build of instance %s was interrupted by a '
+            'restart of its compute service' % uuid, host=host)
+        conductor.instance_update(
+            ctxt, uuid, {'vm_state': instance_obj.ERROR, 'task_state': None},
+            expected_task_state=instance_obj.SPAWNING)
+    except Exception as exc:
+        if not (utils.not_found(exc) or utils.unexpected_task_state(exc)):
+            raise
+
+
+def recover_host(agent, ctxt, host):
+    """Finish what a restart interrupted on ``host`` (see module doc)."""
+    conductor = agent.conductor
+    instances = conductor.instances_get_by_host(ctxt, host)
+    for instance in instances:
+        if instance.get('task_state') == instance_obj.DELETING:
+            LOG.info('Completing the interrupted delete of instance %s',
+                     instance['uuid'])
+            terminate(agent, ctxt, host, instance['uuid'])
+        elif (instance.get('vm_state') == instance_obj.BUILDING and
+              instance.get('task_state') == instance_obj.SPAWNING):
+            _error_out_interrupted_build(conductor, ctxt, host, instance)
+    live = {i['uuid'] for i in instances
+            if not i.get('deleted') and i.get('task_state') !=
+            instance_obj.DELETING}
+    for uuid in sorted(set(agent.driver.list_guests(host)) - live):
+        LOG.warning('Removing guest %s from %s: its instance is not on '
+                    'this host any more', uuid, host)
+        agent.driver.destroy(host, uuid)

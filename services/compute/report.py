@@ -1,0 +1,434 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The agent's placement client: provider trees in, allocations out.
+
+Each node's tree is pushed with :meth:`ReportClient.sync_tree`, which
+remembers what placement held after the last push (providers with their
+generations, inventories and traits). A node whose desired tree is
+unchanged and whose providers' generations are what this client last saw
+costs no call at all beyond the one cheap generations read the caller
+makes per update (:meth:`read_generations`): any edit in placement, by an
+operator or an allocation, moves a generation, and only the providers
+whose generation moved are read again and, when they differ, rewritten
+(a manual inventory edit is overwritten, seed B10). Every write carries
+the provider generation; a 409 from a concurrent change is retried on a
+fresh read.
+
+A provider named like the node but with another uuid (seed B6) makes
+creation fail with ResourceProviderCreationFailed, as in Nova, unless
+``[compute] replace_stale_resource_provider`` lets an unused one go.
+"""
+
+import collections
+import logging
+import threading
+import time
+from urllib import parse
+
+from common import exception
+from common import placement_client
+from services.compute import provider_tree
+
+LOG = logging.getLogger(__name__)
+
+VERSION = '1.39'
+# NOTE: below this many trees, one in_tree query per tree is cheaper than
+# listing every provider of the cloud.
+IN_TREE_QUERY_LIMIT = 16
+CONFLICT_RETRIES = 4
+CONCURRENT_UPDATE = 'placement.concurrent_update'
+
+PlacementUnavailable = placement_client.PlacementUnavailable
+
+
+class PlacementError(exception.BerthException):
+    msg_fmt = 'Placement answered %(method)s %(url)s with %(status)s: ' \
+              '%(detail)s'
+
+
+class ResourceProviderCreationFailed(exception.BerthException):
+    msg_fmt = 'Failed to create resource provider %(name)s: %(reason)s'
+
+
+class TreeState(object):
+    """What placement held for one tree after this client's last push.
+
+    :ivar providers: uuid -> {'generation', 'inventory', 'traits',
+        'parent'}.
+    :ivar complete: False when the last push could not apply everything
+        (inventory in use, a child with allocations): the next update
+        tries again even if nothing moved.
+    """
+
+    def __init__(self, providers, desired, complete, at):
+        self.providers = providers
+        self.desired = desired
+        self.complete = complete
+        self.at = at
+
+
+class ReportClient(object):
+    """Thread-safe; one per agent, shared by every node it serves.
+
+    :param client: a :class:`common.placement_client.PlacementClient`.
+    :param refresh: seconds after which a tree is re-read in full (0:
+        every sync; None: never).
+    """
+
+    def __init__(self, client, refresh=300, clock=time.monotonic):
+        self.client = client
+        self.refresh = refresh
+        self.clock = clock
+        self.calls = collections.Counter()
+        self._trees = {}
+        self._known_classes = set()
+        self._known_traits = set()
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    # ------------------------------------------------------------ plumbing
+
+    def _call(self, ctxt, method, url, body=None):
+        with self._lock:
+            self.calls[method] += 1
+        if method != 'GET':
+            self._local.writes = getattr(self._local, 'writes', 0) + 1
+        return self.client.request(method, url, VERSION, ctxt, body=body)
+
+    def _writes(self):
+        """Writes made so far by this thread (syncs run in parallel)."""
+        return getattr(self._local, 'writes', 0)
+
+    def _check(self, resp, method, url, *expected):
+        if resp.status not in expected:
+            raise PlacementError(method=method, url=url, status=resp.status,
+                                 detail=resp.error_detail())
+        return resp.body
+
+    def snapshot(self):
+        """A copy of the call counts ({HTTP method: calls so far})."""
+        with self._lock:
+            return collections.Counter(self.calls)
+
+    # --------------------------------------------------------------- reads
+
+    def read_generations(self, ctxt, root_uuids):
+        """{root uuid: {provider uuid: provider dict}} of the given trees.
+
+        One ``in_tree`` query per tree for a few trees, one listing of
+        every provider for many (an agent simulating hundreds of hosts).
+        A tree missing from placement maps to {}.
+
+        :raises PlacementUnavailable: placement is down.
+        """
+        roots = set(root_uuids)
+        result = {root: {} for root in roots}
+        if len(roots) <= IN_TREE_QUERY_LIMIT:
+            for root in sorted(roots):
+                url = '/resource_providers?in_tree=%s' % root
+                resp = self._call(ctxt, 'GET', url)
+                if resp.status == 404:
+                    continue
+                body = self._check(resp, 'GET', url, 200)
+                for rp in body['resource_providers']:
+                    result[root][rp['uuid']] = rp
+            return result
+        body = self._check(self._call(ctxt, 'GET', '/resource_providers'),
+                           'GET', '/resource_providers', 200)
+        for rp in body['resource_providers']:
+            if rp['root_provider_uuid'] in roots:
+                result[rp['root_provider_uuid']][rp['uuid']] = rp
+        return result
+
+    def _read_provider(self, ctxt, uuid):
+        url = '/resource_providers/%s/inventories' % uuid
+        inv = self._check(self._call(ctxt, 'GET', url), 'GET', url, 200)
+        url = '/resource_providers/%s/traits' % uuid
+        traits = self._check(self._call(ctxt, 'GET', url), 'GET', url, 200)
+        return {'generation': traits['resource_provider_generation'],
+                'inventory': inv['inventories'],
+                'traits': set(traits['traits'])}
+
+    def provider_allocations(self, ctxt, uuid):
+        """{consumer uuid: {resource class: amount}} on one provider."""
+        url = '/resource_providers/%s/allocations' % uuid
+        resp = self._call(ctxt, 'GET', url)
+        if resp.status == 404:
+            return {}
+        body = self._check(resp, 'GET', url, 200)
+        return {consumer: data['resources']
+                for consumer, data in body['allocations'].items()}
+
+    # -------------------------------------------------------------- writes
+
+    def delete_allocation(self, ctxt, consumer_uuid):
+        """Remove every allocation of a consumer (gone already: fine).
+
+        :returns: True when something was deleted.
+        """
+        url = '/allocations/%s' % consumer_uuid
+        resp = self._call(ctxt, 'DELETE', url)
+        self._check(resp, 'DELETE', url, 204, 404)
+        if resp.status == 204:
+            LOG.info('Deleted allocation for instance %s', consumer_uuid)
+        return resp.status == 204
+
+    def _ensure_names(self, ctxt, providers):
+        for provider in providers:
+            for rc in provider.inventory:
+                if rc.startswith('CUSTOM_') and rc not in self._known_classes:
+                    url = '/resource_classes/%s' % rc
+                    self._check(self._call(ctxt, 'PUT', url), 'PUT', url,
+                                200, 201, 204)
+                    self._known_classes.add(rc)
+            for trait in provider.traits:
+                if trait.startswith('CUSTOM_') and (
+                        trait not in self._known_traits):
+                    url = '/traits/%s' % trait
+                    self._check(self._call(ctxt, 'PUT', url), 'PUT', url,
+                                201, 204)
+                    self._known_traits.add(trait)
+
+    def _create(self, ctxt, provider, replace_stale):
+        body = {'uuid': provider.uuid, 'name': provider.name}
+        if provider.parent_uuid:
+            body['parent_provider_uuid'] = provider.parent_uuid
+        resp = self._call(ctxt, 'POST', '/resource_providers', body)
+        if resp.status == 200:
+            LOG.info('Created resource provider %s (%s)', provider.name,
+                     provider.uuid)
+            return resp.body
+        if resp.status != 409:
+            self._check(resp, 'POST', '/resource_providers', 200)
+        url = '/resource_providers/%s' % provider.uuid
+        mine = self._call(ctxt, 'GET', url)
+        if mine.status == 200:
+            # NOTE: another worker created it first; it is ours all the same.
+            return mine.body
+        stale = self._find_by_name(ctxt, provider.name)
+        if stale and replace_stale and self._delete_unused_tree(
+                ctxt, stale['uuid']):
+            return self._create(ctxt, provider, False)
+        raise ResourceProviderCreationFailed(
+            name=provider.name,
+            reason='placement has provider %s with that name; delete it '
+                   '(openstack resource provider delete %s) or give it the '
+                   'uuid %s' % (stale and stale['uuid'], stale and
+                                stale['uuid'], provider.uuid))
+
+    def _find_by_name(self, ctxt, name):
+        url = '/resource_providers?name=%s' % parse.quote(name)
+        body = self._check(self._call(ctxt, 'GET', url), 'GET', url, 200)
+        found = body['resource_providers']
+        return found[0] if found else None
+
+    def _delete_unused_tree(self, ctxt, root_uuid):
+        tree = self.read_generations(ctxt, [root_uuid])[root_uuid]
+        for uuid in tree:
+            if self.provider_allocations(ctxt, uuid):
+                LOG.error('Stale resource provider %s still has '
+                          'allocations; not deleting it', uuid)
+                return False
+        self._delete_providers(ctxt, tree)
+        LOG.warning('Deleted stale resource provider tree %s', root_uuid)
+        return True
+
+    def delete_tree(self, ctxt, root_uuid):
+        """Delete a node's whole tree (its node is gone).
+
+        :returns: True when nothing is left of it.
+        """
+        tree = self.read_generations(ctxt, [root_uuid])[root_uuid]
+        left = self._delete_providers(ctxt, tree)
+        self.forget(root_uuid)
+        return not left
+
+    def _delete_providers(self, ctxt, providers):
+        """Delete providers, children first. :returns: the ones left."""
+        left = []
+        for uuid in _deepest_first(providers):
+            url = '/resource_providers/%s' % uuid
+            resp = self._call(ctxt, 'DELETE', url)
+            if resp.status == 409:
+                LOG.warning('Cannot delete resource provider %s: %s', uuid,
+                            resp.error_detail())
+                left.append(uuid)
+                continue
+            self._check(resp, 'DELETE', url, 204, 404)
+        return left
+
+    def _put_inventory(self, ctxt, uuid, record, wanted):
+        url = '/resource_providers/%s/inventories' % uuid
+        for _attempt in range(CONFLICT_RETRIES):
+            resp = self._call(ctxt, 'PUT', url, {
+                'resource_provider_generation': record['generation'],
+                'inventories': wanted})
+            if resp.status == 200:
+                record['generation'] = resp.body[
+                    'resource_provider_generation']
+                record['inventory'] = resp.body['inventories']
+                return True
+            if resp.status != 409 or resp.error_code() != CONCURRENT_UPDATE:
+                LOG.warning('Placement refused inventory %s of provider '
+                            '%s: %s', wanted, uuid, resp.error_detail())
+                return False
+            record.update(self._read_provider(ctxt, uuid))
+            wanted = _resolve(record['inventory'], wanted, {})
+        return False
+
+    def _put_traits(self, ctxt, uuid, record, wanted):
+        url = '/resource_providers/%s/traits' % uuid
+        for _attempt in range(CONFLICT_RETRIES):
+            resp = self._call(ctxt, 'PUT', url, {
+                'resource_provider_generation': record['generation'],
+                'traits': sorted(wanted)})
+            if resp.status == 200:
+                record['generation'] = resp.body[
+                    'resource_provider_generation']
+                record['traits'] = set(resp.body['traits'])
+                return True
+            if resp.status != 409 or resp.error_code() != CONCURRENT_UPDATE:
+                LOG.warning('Placement refused traits %s of provider %s: '
+                            '%s', sorted(wanted), uuid, resp.error_detail())
+                return False
+            record.update(self._read_provider(ctxt, uuid))
+        return False
+
+    # ---------------------------------------------------------------- sync
+
+    def forget(self, root_uuid):
+        """Drop what is remembered of a tree (the next sync reads it)."""
+        with self._lock:
+            self._trees.pop(root_uuid, None)
+
+    def _unchanged(self, state, desired, seen):
+        if state is None or seen is None or not state.complete:
+            return False
+        if state.desired != provider_tree.signature(desired):
+            return False
+        if self._refresh_due(state):
+            return False
+        if set(seen) != set(state.providers):
+            return False
+        return all(seen[u]['generation'] == state.providers[u]['generation']
+                   for u in seen)
+
+    def sync_tree(self, ctxt, root_uuid, desired, seen=None,
+                  replace_stale=False):
+        """Make placement hold ``desired`` for the tree of ``root_uuid``.
+
+        :param desired: the list of provider_tree.Provider, root first.
+        :param seen: the tree's providers from :meth:`read_generations`
+            this update, or None to read them here.
+        :returns: True when placement was written to.
+        :raises PlacementUnavailable: placement is down (nothing is
+            remembered then: the next sync starts afresh).
+        :raises ResourceProviderCreationFailed: the root's name is taken.
+        """
+        with self._lock:
+            state = self._trees.get(root_uuid)
+        if self._unchanged(state, desired, seen):
+            return False
+        self.forget(root_uuid)
+        if seen is None:
+            seen = self.read_generations(ctxt, [root_uuid])[root_uuid]
+        writes_before = self._writes()
+        complete = True
+        records = {}
+        wanted_uuids = {p.uuid for p in desired}
+        extra = {u: p for u, p in seen.items() if u not in wanted_uuids}
+        if extra and self._delete_providers(ctxt, extra):
+            complete = False
+        self._ensure_names(ctxt, desired)
+        for provider in desired:
+            old = state.providers.get(provider.uuid) if state else None
+            if provider.uuid not in seen:
+                created = self._create(ctxt, provider, replace_stale)
+                record = {'generation': created['generation'],
+                          'inventory': {}, 'traits': set()}
+            elif self._move(ctxt, provider, seen[provider.uuid]):
+                record = self._read_provider(ctxt, provider.uuid)
+            elif old and old['generation'] == seen[provider.uuid][
+                    'generation'] and not self._refresh_due(state):
+                record = dict(old)
+            else:
+                record = self._read_provider(ctxt, provider.uuid)
+            complete &= self._apply(ctxt, provider, record)
+            records[provider.uuid] = record
+        with self._lock:
+            self._trees[root_uuid] = TreeState(
+                records, provider_tree.signature(desired), complete,
+                self.clock())
+        return self._writes() > writes_before
+
+    def _refresh_due(self, state):
+        return (self.refresh is not None and
+                self.clock() - state.at >= self.refresh)
+
+    def _move(self, ctxt, provider, current):
+        """Rename or re-parent a provider that is not where it should be
+        (microversion 1.37 allows a new parent).
+
+        :returns: True when it was changed (its generation moved).
+        """
+        if (current['name'] == provider.name and
+                current.get('parent_provider_uuid') == provider.parent_uuid):
+            return False
+        url = '/resource_providers/%s' % provider.uuid
+        body = {'name': provider.name}
+        if provider.parent_uuid:
+            body['parent_provider_uuid'] = provider.parent_uuid
+        resp = self._call(ctxt, 'PUT', url, body)
+        if resp.status != 200:
+            LOG.warning('Could not rename or move provider %s to %s: %s',
+                        provider.uuid, body, resp.error_detail())
+        return True
+
+    def _apply(self, ctxt, provider, record):
+        ok = True
+        wanted = _resolve(record['inventory'], provider.inventory,
+                          provider.initial_ratios)
+        if wanted != record['inventory']:
+            ok &= self._put_inventory(ctxt, provider.uuid, record, wanted)
+        traits = {t for t in record['traits']
+                  if not provider_tree.is_managed(t)} | set(provider.traits)
+        if traits != record['traits']:
+            ok &= self._put_traits(ctxt, provider.uuid, record, traits)
+        return ok
+
+
+_RATIO_CLASSES = {'VCPU': 'cpu', 'MEMORY_MB': 'ram', 'DISK_GB': 'disk'}
+
+
+def _resolve(current, desired, initial):
+    """``desired`` with unset ratios taken from placement or ``initial``.
+
+    NOTE: as Nova: with ``*_allocation_ratio`` unset an operator may set
+    the ratio in placement and the agent keeps it; everything else in the
+    inventory is the agent's and is overwritten.
+    """
+    result = {}
+    for rc, fields in desired.items():
+        fields = dict(fields)
+        if fields.get('allocation_ratio') is None:
+            if rc in current:
+                fields['allocation_ratio'] = current[rc]['allocation_ratio']
+            else:
+                fields['allocation_ratio'] = initial.get(
+                    _RATIO_CLASSES.get(rc), 1.0)
+        result[rc] = fields
+    return result
+
+
+def _deepest_first(providers):
+    """Provider uuids ordered so that children come before parents."""
+    depth = {}
+
+    def _depth(uuid):
+        if uuid not in depth:
+            parent = providers[uuid].get('parent_provider_uuid')
+            depth[uuid] = 0 if parent not in providers else _depth(
+                parent) + 1
+        return depth[uuid]
+    return sorted(providers, key=lambda u: -_depth(u))

@@ -1,0 +1,219 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The ``fake`` virt driver: any number of simulated hosts in one process.
+
+``[fake_driver]`` describes one host's hardware (CPUs with sibling threads
+over NUMA nodes, memory with huge pages, disk, PCI devices, GPUs) and how
+many such hosts this agent stands in for. Guests are records in memory;
+a spawn can be made slow (``spawn_latency``) or fail at random
+(``spawn_failure_rate``) or always on some hosts (``fail_hosts``), which
+is what reschedule tests and benchmarks need.
+"""
+
+import json
+import logging
+import random
+import threading
+import time
+
+from common.conf import fake_driver as fake_driver_opts
+from common import exception
+from services.compute.virt import driver
+from services.compute.virt import hardware
+
+LOG = logging.getLogger(__name__)
+
+
+def host_names(conf):
+    """The simulated host names, in index order."""
+    opts = conf.fake_driver
+    # NOTE: one host with the default pattern is simply [DEFAULT] host; an
+    # explicit pattern names even a single host.
+    if opts.host_count == 1 and opts.host_name_pattern == (
+            fake_driver_opts.DEFAULT_HOST_NAME_PATTERN):
+        return [conf.host]
+    try:
+        return [opts.host_name_pattern.format(
+            host=conf.host, index=index, number=index + 1)
+            for index in range(opts.host_count)]
+    except (KeyError, IndexError, ValueError) as exc:
+        raise exception.ConfigurationError(
+            reason='[fake_driver] host_name_pattern %r: %s'
+                   % (opts.host_name_pattern, exc))
+
+
+def _hugepages(items):
+    pages = {}
+    for item in items:
+        size, _sep, count = item.partition(':')
+        try:
+            pages[int(size)] = int(count)
+        except ValueError:
+            raise exception.ConfigurationError(
+                reason='[fake_driver] hugepages item %r is not '
+                       'size_kb:count' % item)
+    return pages
+
+
+def cell_layouts(opts):
+    """The :class:`~hardware.CellLayout` list ``[fake_driver]`` describes.
+
+    :raises common.exception.ConfigurationError: CPUs that do not divide
+        into whole cores per node.
+    """
+    threads, nodes = opts.threads_per_core, opts.numa_cells
+    if opts.vcpus % threads or (opts.vcpus // threads) % nodes:
+        raise exception.ConfigurationError(
+            reason='[fake_driver] vcpus = %d is not a whole number of '
+                   '%d-thread cores per each of %d NUMA nodes'
+                   % (opts.vcpus, threads, nodes))
+    cores = opts.vcpus // threads
+    per_node = cores // nodes
+    pages = _hugepages(opts.hugepages)
+    cells = []
+    for node in range(nodes):
+        siblings = []
+        for core in range(node * per_node, (node + 1) * per_node):
+            if opts.sibling_numbering == 'linux':
+                ids = {thread * cores + core for thread in range(threads)}
+            else:
+                ids = {core * threads + thread for thread in range(threads)}
+            siblings.append(ids)
+        memory = opts.memory_mb // nodes
+        if node == nodes - 1:
+            memory += opts.memory_mb % nodes
+        cells.append(hardware.CellLayout(
+            id=node, cpus=set().union(*siblings), siblings=siblings,
+            memory_mb=memory, hugepages=dict(pages)))
+    return cells
+
+
+def _json_items(option, values):
+    items = []
+    for value in values:
+        try:
+            item = json.loads(value)
+        except ValueError as exc:
+            raise exception.ConfigurationError(
+                reason='[fake_driver] %s %r: %s' % (option, value, exc))
+        if not isinstance(item, dict) or 'address' not in item:
+            raise exception.ConfigurationError(
+                reason='[fake_driver] %s %r: a JSON object with an '
+                       '"address" is expected' % (option, value))
+        items.append(item)
+    return items
+
+
+def _vf_address(pf_address, index):
+    # NOTE: VFs sit on a bus slot of their own, eight functions per slot,
+    # the way SR-IOV NICs usually expose them.
+    prefix, _sep, _slot = pf_address.rpartition(':')
+    return '%s:%02x.%d' % (prefix, 0x10 + index // 8, index % 8)
+
+
+def pci_devices(values):
+    """Device dicts from ``[fake_driver] pci_device``, VFs expanded."""
+    devices = []
+    for item in _json_items('pci_device', values):
+        item = dict(item)
+        vfs = int(item.pop('vfs', 0) or 0)
+        vf_product = item.pop('vf_product_id', item.get('product_id'))
+        item.setdefault('dev_type', 'type-PF' if vfs else 'type-PCI')
+        item.setdefault('numa_node', None)
+        devices.append(item)
+        for index in range(vfs):
+            vf = dict(item, address=_vf_address(item['address'], index),
+                      product_id=vf_product, dev_type='type-VF',
+                      parent_addr=item['address'])
+            devices.append(vf)
+    return devices
+
+
+class FakeDriver(driver.ComputeDriver):
+    """Simulated hosts, all alike, with guests kept in memory."""
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        opts = conf.fake_driver
+        self._hosts = host_names(conf)
+        self._cells = cell_layouts(opts)
+        online = set().union(*(cell.cpus for cell in self._cells))
+        self._sets = hardware.cpu_sets(conf, online)
+        self._pci = pci_devices(opts.pci_device)
+        self._gpus = _json_items('gpu', opts.gpu)
+        self._guests = {host: {} for host in self._hosts}
+        self._lock = threading.Lock()
+        self._random = random.Random()
+        self._template = self._make_template()
+
+    def _make_template(self):
+        opts = self.conf.fake_driver
+        traits = set(opts.capabilities) | hardware.cpu_traits(
+            self._cells, opts.cpu_arch)
+        cores = sum(len(cell.siblings) for cell in self._cells)
+        return driver.NodeResources(
+            nodename=None, vcpus=self._sets.vcpus, pcpus=self._sets.pcpus,
+            memory_mb=opts.memory_mb, local_gb=opts.disk_gb,
+            numa_topology=hardware.host_topology(self._cells, self._sets),
+            hypervisor_type=opts.hypervisor_type,
+            hypervisor_version=opts.hypervisor_version,
+            cpu_info={'arch': opts.cpu_arch, 'model': 'fake',
+                      'vendor': 'Berth',
+                      'topology': {'sockets': len(self._cells),
+                                   'cores': cores // len(self._cells),
+                                   'threads': opts.threads_per_core},
+                      'features': []},
+            supported_instances=[[opts.cpu_arch, opts.hypervisor_type,
+                                  'hvm']],
+            pci_devices=self._pci, gpus=self._gpus,
+            traits=frozenset(traits))
+
+    def hosts(self):
+        """See :meth:`ComputeDriver.hosts`."""
+        return list(self._hosts)
+
+    def get_available_resource(self, host, nodename):
+        """See :meth:`ComputeDriver.get_available_resource`.
+
+        NOTE: every host shares one description; the topology and device
+        lists in it are read-only for callers (the tracker copies what it
+        changes), which keeps a thousand simulated hosts cheap.
+        """
+        template = self._template
+        resources = driver.NodeResources(**{
+            name: getattr(template, name)
+            for name in driver.NodeResources.__dataclass_fields__})
+        resources.nodename = nodename
+        resources.hypervisor_hostname = nodename
+        return resources
+
+    def spawn(self, guest):
+        """See :meth:`ComputeDriver.spawn`."""
+        opts = self.conf.fake_driver
+        if opts.spawn_latency:
+            time.sleep(opts.spawn_latency)
+        if guest.host in opts.fail_hosts:
+            raise driver.InstanceSpawnError(
+                uuid=guest.uuid,
+                reason='host %s is in [fake_driver] fail_hosts' % guest.host)
+        with self._lock:
+            unlucky = self._random.random() < opts.spawn_failure_rate
+        if unlucky:
+            raise driver.InstanceSpawnError(
+                uuid=guest.uuid,
+                reason='simulated failure ([fake_driver] '
+                       'spawn_failure_rate = %s)' % opts.spawn_failure_rate)
+        with self._lock:
+            self._guests.setdefault(guest.host, {})[guest.uuid] = guest
+        LOG.debug('Fake guest %s running on %s', guest.uuid, guest.host)
+
+    def destroy(self, host, instance_uuid):
+        """See :meth:`ComputeDriver.destroy`."""
+        with self._lock:
+            self._guests.get(host, {}).pop(instance_uuid, None)
+
+    def list_guests(self, host):
+        """See :meth:`ComputeDriver.list_guests`."""
+        with self._lock:
+            return dict(self._guests.get(host, {}))

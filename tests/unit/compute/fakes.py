@@ -1,0 +1,281 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Stand-ins for the compute agent's peers in unit tests.
+
+- :class:`FakeConductor`: the conductor's record proxy and build casts,
+  with the contract's method names and signatures, on in-memory records.
+- :class:`FakeScheduler`: records instance-info casts.
+- :class:`WsgiAdapter`: a keystoneauth-like adapter that hands requests
+  to the real placement WSGI application in this process (SQLite), and
+  can simulate an outage.
+
+Functional tests use the real conductor, RabbitMQ and a placement server.
+"""
+
+import copy
+import itertools
+import json
+import threading
+import uuid as uuid_lib
+
+from keystoneauth1 import exceptions as ks_exc
+import oslo_messaging as messaging
+from oslo_utils import timeutils
+import webob
+
+from common import exception
+from common.objects import flavor as flavor_obj
+from common.objects import instance as instance_obj
+from common import servicegroup
+
+
+def _now():
+    return timeutils.utcnow().isoformat()
+
+
+def _parse(iso):
+    return timeutils.normalize_time(timeutils.parse_isotime(iso))
+
+
+def _changed(row, since):
+    stamp = row.get('updated_at') or row.get('created_at')
+    return stamp is None or _parse(stamp) >= since
+
+
+class FakeConductor(object):
+    """In-memory records behind ConductorAPI's methods.
+
+    Instance rows carry ``created_at``/``updated_at`` as the cell database
+    stamps them (tests that change a row in place call :meth:`touch`), so
+    the agent's incremental sync sees what it would see there.
+    """
+
+    # NOTE: the version it serves when tests put it behind RPC.
+    target = messaging.Target(version='1.1')
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.services = {}
+        self.nodes = {}
+        self.instances = {}
+        self.deleted = {}
+        self.faults = []
+        self.events = []
+        self.rebuilds = []
+        self.calls = []
+        self._ids = itertools.count(1)
+
+    def _log(self, name):
+        with self.lock:
+            self.calls.append(name)
+
+    # --- services
+    def service_join(self, ctxt, host, binary, topic):
+        self._log('service_join')
+        with self.lock:
+            record = self.services.setdefault(
+                (host, binary), servicegroup.ServiceRecord(
+                    host=host, binary=binary, topic=topic,
+                    created_at=timeutils.utcnow()))
+            return record.to_primitive()
+
+    def service_report(self, ctxt, host, binary):
+        self._log('service_report')
+        with self.lock:
+            record = self.services[(host, binary)]
+            record.report_count += 1
+            record.updated_at = timeutils.utcnow()
+            return record.to_primitive()
+
+    def service_report_many(self, ctxt, hosts, binary):
+        self._log('service_report_many')
+        for host in hosts:
+            with self.lock:
+                record = self.services[(host, binary)]
+                record.report_count += 1
+                record.updated_at = timeutils.utcnow()
+
+    def service_get(self, ctxt, host, binary):
+        self._log('service_get')
+        with self.lock:
+            record = self.services.get((host, binary))
+            return record.to_primitive() if record else None
+
+    # --- compute nodes
+    def compute_node_save(self, ctxt, host, nodename, values):
+        self._log('compute_node_save')
+        with self.lock:
+            row = self.nodes.get((host, nodename))
+            if row is None:
+                row = {'id': next(self._ids),
+                       'uuid': values.get('uuid') or str(uuid_lib.uuid4()),
+                       'host': host, 'hypervisor_hostname': nodename}
+                self.nodes[(host, nodename)] = row
+            changes = {k: v for k, v in copy.deepcopy(values).items()
+                       if k != 'uuid'}
+            row.update(changes)
+            return dict(row)
+
+    def compute_nodes_get_by_host(self, ctxt, host):
+        self._log('compute_nodes_get_by_host')
+        with self.lock:
+            return [dict(r) for (h, _n), r in self.nodes.items()
+                    if h == host]
+
+    def compute_node_delete(self, ctxt, host, nodename):
+        self._log('compute_node_delete')
+        with self.lock:
+            self.nodes.pop((host, nodename), None)
+
+    # --- instances
+    def add_instance(self, host, node=None, vcpus=1, memory_mb=512,
+                     root_gb=1, uuid=None, **fields):
+        """Put an instance row in place (what the conductor would)."""
+        inst = instance_obj.Instance(
+            uuid=uuid or str(uuid_lib.uuid4()), project_id='p1',
+            user_id='u1', host=host, node=node or host,
+            flavor=flavor_obj.Flavor(name='f', flavorid='f%d' % vcpus,
+                                     vcpus=vcpus, memory_mb=memory_mb,
+                                     root_gb=root_gb),
+            vm_state=fields.pop('vm_state', instance_obj.ACTIVE), **fields)
+        inst.created_at = fields.get('created_at') or _now()
+        with self.lock:
+            self.instances[inst.uuid] = inst.to_primitive()
+        return inst.to_primitive()
+
+    def touch(self, instance_uuid):
+        """Stamp a row changed in place, as every database write does."""
+        with self.lock:
+            self.instances[instance_uuid]['updated_at'] = _now()
+
+    def instances_get_by_host(self, ctxt, host, changed_since=None):
+        self._log('instances_get_by_host')
+        with self.lock:
+            as_of = _now()
+            live = [copy.deepcopy(i) for i in self.instances.values()
+                    if i['host'] == host]
+        if changed_since is None:
+            return live
+        self._log('instances_get_by_host(changed_since)')
+        since = _parse(changed_since)
+        return {'instances': [i for i in live if _changed(i, since)],
+                'uuids': [i['uuid'] for i in live], 'as_of': as_of}
+
+    def instance_get(self, ctxt, instance_uuid):
+        self._log('instance_get')
+        with self.lock:
+            if instance_uuid not in self.instances:
+                raise exception.InstanceNotFound(instance_id=instance_uuid)
+            return copy.deepcopy(self.instances[instance_uuid])
+
+    def instance_update(self, ctxt, instance_uuid, values,
+                        expected_task_state=None):
+        self._log('instance_update')
+        with self.lock:
+            inst = self.instances.get(instance_uuid)
+            if inst is None:
+                raise exception.InstanceNotFound(instance_id=instance_uuid)
+            expected = expected_task_state
+            if expected is not None:
+                allowed = expected if isinstance(expected, list) else [
+                    expected]
+                if inst['task_state'] not in allowed:
+                    raise exception.UnexpectedTaskStateError(
+                        instance_uuid=instance_uuid, expected=allowed,
+                        actual=inst['task_state'])
+            inst.update(copy.deepcopy(values))
+            inst['updated_at'] = _now()
+            return copy.deepcopy(inst)
+
+    def instance_destroy(self, ctxt, instance_uuid):
+        self._log('instance_destroy')
+        with self.lock:
+            inst = self.instances.pop(instance_uuid, None)
+            if inst is None:
+                raise exception.InstanceNotFound(instance_id=instance_uuid)
+            inst.update(vm_state='deleted', deleted=True)
+            self.deleted[instance_uuid] = inst
+
+    def instance_fault_create(self, ctxt, instance_uuid, code, message,
+                              details=None, host=None):
+        self._log('instance_fault_create')
+        with self.lock:
+            self.faults.append({'uuid': instance_uuid, 'code': code,
+                                'message': message, 'host': host})
+
+    def action_event_start(self, ctxt, instance_uuid, event, host):
+        self._log('action_event_start')
+        with self.lock:
+            if instance_uuid not in self.instances:
+                raise exception.InstanceNotFound(instance_id=instance_uuid)
+            self.events.append((instance_uuid, event, 'start', None))
+
+    def action_event_finish(self, ctxt, instance_uuid, event, host, result,
+                            traceback=None):
+        self._log('action_event_finish')
+        with self.lock:
+            self.events.append((instance_uuid, event, 'finish', result))
+
+    def build_instances(self, ctxt, instance, request_spec, alternates,
+                        failed_host, failed_node, reason):
+        self._log('build_instances')
+        with self.lock:
+            self.rebuilds.append({'instance': instance,
+                                  'alternates': alternates,
+                                  'failed_host': failed_host,
+                                  'failed_node': failed_node,
+                                  'reason': reason})
+
+
+class FakeScheduler(object):
+    """Records the instance-info casts."""
+
+    def __init__(self):
+        self.infos = []
+        self.forgotten = []
+
+    def update_instance_info(self, ctxt, compute_uuid, instances):
+        self.infos.append((compute_uuid, instances))
+
+    def delete_instance_info(self, ctxt, compute_uuid):
+        self.forgotten.append(compute_uuid)
+
+
+class _Response(object):
+    def __init__(self, resp):
+        self.status_code = resp.status_int
+        self.content = resp.body
+        self.text = resp.text if resp.body else ''
+        self.headers = {k.lower(): v for k, v in resp.headers.items()}
+
+
+class WsgiAdapter(object):
+    """A keystoneauth Adapter stand-in over a WSGI application.
+
+    :ivar down: while True every request fails to connect.
+    :ivar requests: (method, url) of every request made.
+    """
+
+    def __init__(self, app):
+        self.app = app
+        self.down = False
+        self.requests = []
+
+    def request(self, url, method, headers=None, raise_exc=False,
+                timeout=None, json=None):
+        self.requests.append((method, url))
+        if self.down:
+            raise ks_exc.ConnectFailure('placement is down (test)')
+        body = b'' if json is None else _dumps(json)
+        req = webob.Request.blank(url, method=method, body=body)
+        for key, value in (headers or {}).items():
+            req.headers[key] = value
+        req.headers['X-Auth-Token'] = 'admin'
+        if json is not None:
+            req.content_type = 'application/json'
+        return _Response(req.get_response(self.app))
+
+
+def _dumps(data):
+    return json.dumps(data).encode()

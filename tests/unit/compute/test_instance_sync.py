@@ -1,0 +1,168 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The agent's incremental copy of a host's instances, and the usage the
+periodic update builds from it when others change those instances."""
+
+import datetime
+
+from oslo_utils import timeutils
+import pytest
+
+from common import context
+from services.compute import instance_sync
+from tests.unit.compute import fakes
+
+CTXT = context.get_admin_context()
+DAY_AGO = (timeutils.utcnow() - datetime.timedelta(days=1)).isoformat()
+
+
+class Unreachable(Exception):
+    pass
+
+
+class CountingConductor(fakes.FakeConductor):
+    """The fake conductor, remembering each sync's ``changed_since``."""
+
+    def __init__(self):
+        super().__init__()
+        self.asked = []
+        self.fail = False
+
+    def instances_get_by_host(self, ctxt, host, changed_since=None):
+        self.asked.append(changed_since)
+        if self.fail:
+            raise Unreachable()
+        return super().instances_get_by_host(ctxt, host, changed_since)
+
+
+@pytest.fixture
+def conductor():
+    return CountingConductor()
+
+
+def _uuids(rows):
+    return sorted(r['uuid'] for r in rows)
+
+
+def _old(conductor, host='cn', **fields):
+    return conductor.add_instance(host, created_at=DAY_AGO, **fields)['uuid']
+
+
+def test_first_a_full_fetch_then_only_changes(conductor):
+    kept = _old(conductor)
+    _old(conductor, host='other')
+    sync = instance_sync.HostInstances(conductor, 'cn')
+    assert _uuids(sync.fetch(CTXT)) == [kept]
+    assert sync.fetch(CTXT)[0]['uuid'] == kept
+    assert conductor.asked[0] == '1970-01-01T00:00:00'
+    since = timeutils.parse_isotime(conductor.asked[1]).replace(tzinfo=None)
+    # NOTE: the overlap: the sync starts before the last reply's time.
+    assert timeutils.utcnow() - since >= instance_sync.OVERLAP
+    assert sync.fetches == {'full': 1, 'incremental': 1, 'list': 0}
+
+
+def test_changes_by_others_are_seen_at_the_next_fetch(conductor):
+    resized = _old(conductor)
+    deleted = _old(conductor)
+    moved = _old(conductor)
+    sync = instance_sync.HostInstances(conductor, 'cn')
+    sync.fetch(CTXT)
+    conductor.instance_update(CTXT, resized, {'flavor': {'vcpus': 4}})
+    conductor.instance_destroy(CTXT, deleted)
+    conductor.instance_update(CTXT, moved, {'host': 'other'})
+    arrived = conductor.add_instance('cn')['uuid']
+    came_back = _old(conductor, host='other')
+    conductor.instance_update(CTXT, came_back, {'host': 'cn'})
+    rows = {r['uuid']: r for r in sync.fetch(CTXT)}
+    assert sorted(rows) == sorted([resized, arrived, came_back])
+    assert rows[resized]['flavor'] == {'vcpus': 4}
+    assert sync.fetches['full'] == 1
+
+
+def test_a_row_without_a_recent_change_makes_a_full_fetch(conductor):
+    sync = instance_sync.HostInstances(conductor, 'cn')
+    sync.fetch(CTXT)
+    # NOTE: created with its build request's older time, never updated.
+    late = _old(conductor)
+    assert _uuids(sync.fetch(CTXT)) == [late]
+    assert sync.fetches == {'full': 2, 'incremental': 1, 'list': 0}
+    assert conductor.asked[-1] == '1970-01-01T00:00:00'
+
+
+def test_a_full_fetch_every_so_often(conductor):
+    _old(conductor)
+    sync = instance_sync.HostInstances(conductor, 'cn', full_sync_every=2)
+    for _ in range(7):
+        sync.fetch(CTXT)
+    # NOTE: full, 2 incremental, full, 2 incremental, full.
+    assert sync.fetches == {'full': 3, 'incremental': 4, 'list': 0}
+
+
+def test_a_failed_fetch_leaves_the_copy_and_its_time(conductor):
+    kept = _old(conductor)
+    sync = instance_sync.HostInstances(conductor, 'cn')
+    sync.fetch(CTXT)
+    sync.fetch(CTXT)
+    conductor.fail = True
+    with pytest.raises(Unreachable):
+        sync.fetch(CTXT)
+    conductor.fail = False
+    assert _uuids(sync.fetch(CTXT)) == [kept]
+    assert conductor.asked[-1] == conductor.asked[-2]
+
+
+def test_without_a_time_to_go_on_from_every_fetch_is_full(conductor):
+    kept = _old(conductor)
+
+    class Capped(CountingConductor):
+        def instances_get_by_host(self, ctxt, host, changed_since=None):
+            reply = super().instances_get_by_host(ctxt, host,
+                                                  changed_since)
+            return dict(reply, as_of=None)
+    capped = Capped()
+    capped.instances = conductor.instances
+    sync = instance_sync.HostInstances(capped, 'cn')
+    for _ in range(3):
+        assert _uuids(sync.fetch(CTXT)) == [kept]
+    assert capped.asked == ['1970-01-01T00:00:00'] * 3
+
+
+def test_a_conductor_without_the_sync_gets_the_list_call(conductor):
+    kept = _old(conductor)
+
+    class UnsupportedVersion(Exception):
+        pass
+
+    class Old(fakes.FakeConductor):
+        def instances_get_by_host(self, ctxt, host, changed_since=None):
+            if changed_since is not None:
+                raise UnsupportedVersion()
+            return super().instances_get_by_host(ctxt, host)
+    old = Old()
+    old.instances = conductor.instances
+    sync = instance_sync.HostInstances(old, 'cn')
+    assert _uuids(sync.fetch(CTXT)) == [kept]
+    assert _uuids(sync.fetch(CTXT)) == [kept]
+    assert sync.fetches == {'full': 1, 'incremental': 0, 'list': 2}
+
+
+def test_usage_follows_what_others_did_between_updates(make_agent):
+    agent = make_agent()
+    conductor = agent.conductor
+    resized = conductor.add_instance('cn', vcpus=1, created_at=DAY_AGO)
+    deleted = conductor.add_instance('cn', vcpus=2, created_at=DAY_AGO)
+    moved = conductor.add_instance('cn', vcpus=1, created_at=DAY_AGO)
+    agent.start()
+    agent.update_all()
+    assert conductor.nodes[('cn', 'cn')]['vcpus_used'] == 4
+    flavor = dict(resized['flavor'], vcpus=3)
+    conductor.instance_update(CTXT, resized['uuid'], {'flavor': flavor})
+    conductor.instance_destroy(CTXT, deleted['uuid'])
+    conductor.instance_update(CTXT, moved['uuid'], {'host': 'elsewhere'})
+    conductor.add_instance('cn', vcpus=2)
+    agent.update_all()
+    row = conductor.nodes[('cn', 'cn')]
+    assert (row['vcpus_used'], row['running_vms']) == (5, 2)
+    sync = agent.tracker('cn').instances
+    assert sync.fetches['incremental'] >= 2 and sync.fetches['full'] == 1

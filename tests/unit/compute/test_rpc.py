@@ -1,0 +1,115 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The compute services over ``fake://``: one RPC server per host."""
+
+import time
+
+import pytest
+
+from common import context
+from common import placement_client
+from common import rpc
+from common import servicegroup
+from common import servicegroup_conductor
+from services.compute import cmd
+from services.compute import manager
+from services.compute import rpcapi
+from services.compute import service as compute_service
+from tests.unit.compute import fakes
+from tests.unit.compute import test_build
+from tests.unit import rpc_versions
+
+CTXT = context.get_admin_context()
+
+
+def _wait_for(predicate, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+@pytest.fixture
+def services(conf, placement):
+    """Two simulated hosts' services, started on fake://."""
+    rpc.register_opts(rpc.CONF)
+    conf.config(transport_url='fake:///', rpc_response_timeout=5,
+                report_interval=1)
+    conf.config(group='fake_driver', host_count=2)
+    rpc.init(rpc.CONF)
+    made = cmd.build_services(
+        conf.conf, conductor=fakes.FakeConductor(),
+        scheduler=fakes.FakeScheduler(),
+        placement=placement_client.PlacementClient(conf.conf,
+                                                   adapter=placement),
+        wait_for_conductor=False)
+    for svc in made:
+        svc.start()
+    yield made
+    for svc in made:
+        svc.stop()
+    for svc in made:
+        svc.wait()
+    rpc.cleanup()
+
+
+def test_versions_in_sync():
+    rpc_versions.assert_versions_in_sync(rpcapi.ComputeAPI,
+                                         manager.ComputeManager)
+
+
+def test_one_service_per_host_the_first_leads(services):
+    assert [s.host for s in services] == ['cn-0', 'cn-1']
+    assert [s.lead for s in services] == [True, False]
+    assert all(isinstance(s, compute_service.ComputeService)
+               for s in services)
+    agent = services[0].agent
+    assert services[1].agent is agent
+    assert agent.joined == {'cn-0', 'cn-1'}
+    conductor = agent.conductor
+    assert {h for h, _b in conductor.services} == {'cn-0', 'cn-1'}
+    assert set(conductor.nodes) == {('cn-0', 'cn-0'), ('cn-1', 'cn-1')}
+    # NOTE: only the lead runs loops: one heartbeat for both hosts.
+    assert [len(s._loops) for s in services] == [1, 0]
+    assert _wait_for(lambda: conductor.calls.count(
+        'service_report_many') >= 1)
+
+
+def test_casts_reach_the_named_host(services, placement):
+    agent = services[0].agent
+    inst, spec, sel = test_build._boot(agent, placement, host='cn-1')
+    api = rpcapi.ComputeAPI()
+    api.build_and_run_instance(CTXT, 'cn-1', inst, spec, sel, [])
+    assert _wait_for(lambda: agent.conductor.instances[inst['uuid']][
+        'vm_state'] == 'active')
+    assert list(agent.driver.list_guests('cn-1')) == [inst['uuid']]
+    assert agent.driver.list_guests('cn-0') == {}
+    api.terminate_instance(CTXT, 'cn-1', inst['uuid'])
+    assert _wait_for(lambda: inst['uuid'] in agent.conductor.deleted)
+
+
+def test_update_interval(conf):
+    conf.config(update_resources_interval=0)
+    assert compute_service.update_interval(conf.conf) == 60
+    conf.config(update_resources_interval=5)
+    assert compute_service.update_interval(conf.conf) == 5
+    conf.config(update_resources_interval=-1)
+    assert compute_service.update_interval(conf.conf) is None
+
+
+def test_conductor_service_group_driver():
+    conductor = fakes.FakeConductor()
+    group = servicegroup.API(servicegroup_conductor.ConductorDriver(
+        conductor))
+    record = group.join('h1', 'berth-compute', 'compute')
+    assert (record.host, record.report_count) == ('h1', 0)
+    assert group.report('h1', 'berth-compute').report_count == 1
+    group.driver.report_many(['h1'], 'berth-compute')
+    assert group.get('h1', 'berth-compute').report_count == 2
+    assert group.get('h2', 'berth-compute') is None
+    assert group.service_is_up(group.get('h1', 'berth-compute'))
+    with pytest.raises(NotImplementedError):
+        group.get_all()
