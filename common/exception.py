@@ -61,3 +61,46 @@ class NotFound(BerthException):
 
 class ServiceNotFound(NotFound):
     msg_fmt = 'Service %(binary)s on host %(host)s could not be found.'
+
+
+# --- instances, mappings and the build flow (conductor, API, manage) -------
+
+class InstanceNotFound(NotFound):
+    msg_fmt = 'Instance %(instance_id)s could not be found.'
+
+
+class UnexpectedTaskStateError(BerthException):
+    """An update guarded by ``expected_task_state`` found another state.
+
+    NOTE: the compare-and-swap that keeps two actors (a delete and a
+    build, say) from both acting on one instance.
+    """
+
+    msg_fmt = ('Conflict updating instance %(instance_uuid)s. Expected: '
+               '%(expected)s. Actual: %(actual)s')
+
+
+class InstanceMappingNotFound(NotFound):
+    msg_fmt = 'Instance %(uuid)s has no instance mapping.'
+
+
+class RequestSpecNotFound(NotFound):
+    msg_fmt = 'RequestSpec not found for instance %(instance_uuid)s'
+
+
+class HostMappingNotFound(NotFound):
+    msg_fmt = 'Host %(name)s is not mapped to any cell'
+
+
+class HostMappingExists(BerthException):
+    msg_fmt = 'Host %(name)s is already mapped to cell %(cell_uuid)s'
+
+
+class MaxRetriesExceeded(NoValidHost):
+    """Every host a build could use failed it; no reschedule is left."""
+
+    msg_fmt = '%(reason)s'
+
+
+class InstanceGroupNotFound(NotFound):
+    msg_fmt = 'Instance group %(group_uuid)s could not be found.'

@@ -5,8 +5,8 @@
 
     berth-manage --config-file /etc/berth/berth.conf placement db sync
 
-Each command family (``placement`` now; ``db``, ``api_db``, ``cell_v2`` and
-the rest later) is a module of this package with ``add_parsers(subparsers)``,
+Each command family (``db``, ``api_db``, ``cell_v2``, ``placement``,
+``scheduler``) is a module of this package with ``add_parsers(subparsers)``,
 which adds its category and sets ``action_fn`` on each leaf command. The
 action takes the parsed ConfigOpts and returns the exit code.
 
@@ -14,6 +14,9 @@ Exit codes, as nova-manage and placement-manage use them: 0 done,
 1 the command could not do what was asked (its message says why),
 2 bad command line or unreadable config file, 255 unexpected error.
 """
+
+# NOTE: first, before anything imports threading (BERTH_EVENTLET mode).
+from common import eventlet_mode  # noqa: F401
 
 import importlib
 import logging
@@ -30,8 +33,10 @@ LOG = logging.getLogger(__name__)
 # NOTE: category -> module. Adding a family is one line here plus its module.
 FAMILIES = {
     'api_db': 'services.manage.api_db',
+    'cell_v2': 'services.manage.cell_v2',
     'db': 'services.manage.db',
     'placement': 'services.manage.placement',
+    'scheduler': 'services.manage.scheduler',
 }
 
 

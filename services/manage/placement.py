@@ -7,13 +7,20 @@
                                         revision and load the standard
                                         resource classes and traits
     berth-manage placement db version   print the schema revision
+    berth-manage placement heal_allocations [--max-count N] [--verbose]
+                 [--dry-run] [--instance UUID] [--cell UUID] [--force]
+    berth-manage placement audit [--verbose] [--delete]
+                 [--resource_provider UUID]
+    berth-manage placement sync_aggregates [--verbose]
 
-Later placement commands (``heal_allocations``, ``audit``) are added as
-further sub-parsers here.
+The last three compare placement with the instances and aggregates of the
+api and cell databases; see placement_heal and placement_audit.
 """
 
 import logging
 
+from services.manage import placement_audit
+from services.manage import placement_heal
 from services.placement.db import api as db_api
 
 LOG = logging.getLogger(__name__)
@@ -55,3 +62,34 @@ def add_parsers(subparsers):
     version = commands.add_parser(
         'version', help='Print the schema revision.')
     version.set_defaults(action_fn=db_version)
+
+    heal = groups.add_parser(
+        'heal_allocations',
+        help='Create the missing allocations of instances on hosts.')
+    heal.add_argument('--max-count', dest='max_count', type=int,
+                      help='Heal at most this many instances.')
+    heal.add_argument('--verbose', action='store_true')
+    heal.add_argument('--dry-run', dest='dry_run', action='store_true',
+                      help='Print what would be written, write nothing.')
+    heal.add_argument('--instance', help='Only this instance.')
+    heal.add_argument('--cell', help='Only the instances of this cell.')
+    heal.add_argument('--force', action='store_true',
+                      help='Rewrite the allocations of --instance even '
+                           'when it has some.')
+    heal.set_defaults(action_fn=placement_heal.heal_allocations)
+
+    audit = groups.add_parser(
+        'audit', help='Find (and with --delete remove) allocations of '
+                      'consumers that are no instance.')
+    audit.add_argument('--verbose', action='store_true')
+    audit.add_argument('--delete', action='store_true',
+                       help='Delete the orphaned allocations found.')
+    audit.add_argument('--resource_provider', dest='resource_provider',
+                       help='Only this resource provider.')
+    audit.set_defaults(action_fn=placement_audit.audit)
+
+    sync = groups.add_parser(
+        'sync_aggregates',
+        help='Mirror host aggregate membership into placement.')
+    sync.add_argument('--verbose', action='store_true')
+    sync.set_defaults(action_fn=placement_audit.sync_aggregates)

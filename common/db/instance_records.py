@@ -1,0 +1,476 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Instances, their faults and their actions in one cell database.
+
+The conductor writes instances here (into the cell of the chosen host, or
+cell0 for those that never got one), the compute agents update them
+through the conductor, and the API reads them. Every function takes the
+request context and the cell's :class:`common.db.api.Database`; which
+cell holds an instance is the instance mapping's business (see
+:mod:`common.db.boot_records`).
+
+Instances are soft-deleted: ``deleted`` becomes the row id and the row
+stays for the API's history (``vm_state`` deleted).
+"""
+
+import datetime
+import json
+import logging
+
+from oslo_db import api as oslo_db_api
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from common.db import cell_tables
+from common import exception
+from common.objects import flavor as flavor_obj
+from common.objects import instance as instance_obj
+
+LOG = logging.getLogger(__name__)
+
+_IN = cell_tables.instances
+_FA = cell_tables.instance_faults
+_AC = cell_tables.instance_actions
+_EV = cell_tables.instance_actions_events
+
+CHUNK = 500
+# NOTE: MariaDB may pick one of two colliding transactions (many builds
+# at once) as a deadlock victim; the whole transaction is run again.
+_RETRY = oslo_db_api.wrap_db_retry(max_retries=5, retry_interval=0.05,
+                                   retry_on_deadlock=True, jitter=True)
+# NOTE: instance_faults.message is a VARCHAR(255).
+_MAX_MESSAGE = 255
+
+# Instance fields stored as JSON text, and their empty value.
+_JSON_FIELDS = {'numa_topology': None, 'pci_requests': [], 'metadata': {},
+                'image_meta': {}}
+_TIME_FIELDS = ('launched_at', 'terminated_at', 'created_at', 'updated_at')
+# Instance fields that are plain columns of the same name.
+_PLAIN_FIELDS = ('uuid', 'display_name', 'project_id', 'user_id',
+                 'image_ref', 'vm_state', 'task_state', 'power_state',
+                 'host', 'node', 'availability_zone', 'reservation_id',
+                 'launch_index')
+UPDATABLE = frozenset(_PLAIN_FIELDS + tuple(_JSON_FIELDS) + _TIME_FIELDS +
+                      ('flavor',)) - {'uuid', 'created_at'}
+
+
+def _write(database, fn, ctxt, *args):
+    """``fn`` in a write transaction, run again after a deadlock."""
+    return _RETRY(database.writer(fn))(ctxt, *args)
+
+
+def _dumps(value):
+    return json.dumps(value, separators=(',', ':'), sort_keys=True)
+
+
+def decode_json(text, default, what):
+    if text is None or text == '':
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        LOG.warning('Ignoring undecodable %s: %.80r', what, text)
+        return default
+
+
+def iso_time(value):
+    return None if value is None else value.isoformat()
+
+
+def to_datetime(value):
+    """A column value from an ISO string or a datetime (naive UTC)."""
+    if value is None or isinstance(value, datetime.datetime):
+        return value
+    return timeutils.normalize_time(timeutils.parse_isotime(value))
+
+
+def _column_value(name, value):
+    """The database form of an Instance field's value."""
+    if name == 'flavor':
+        if isinstance(value, flavor_obj.Flavor):
+            value = value.to_primitive()
+        return None if value is None else _dumps(value)
+    if name in _JSON_FIELDS:
+        return None if value is None else _dumps(value)
+    if name in _TIME_FIELDS:
+        return to_datetime(value)
+    return value
+
+
+def _instance(row, fault=None):
+    data = row._mapping
+    flavor = decode_json(data['flavor'], None, 'flavor of %s' % row.uuid)
+    values = {name: data[name] for name in _PLAIN_FIELDS}
+    for name, default in _JSON_FIELDS.items():
+        values[name] = decode_json(data[name], default,
+                                   '%s of %s' % (name, row.uuid))
+    for name in _TIME_FIELDS:
+        values[name] = iso_time(data[name])
+    values['power_state'] = values['power_state'] or 0
+    values['launch_index'] = values['launch_index'] or 0
+    return instance_obj.Instance(
+        flavor=flavor_obj.Flavor.from_primitive(flavor) if flavor else None,
+        deleted=bool(row.deleted), fault=fault, **values)
+
+
+def _fault(row):
+    return {'code': row.code, 'message': row.message,
+            'details': row.details, 'host': row.host,
+            'created_at': iso_time(row.created_at)}
+
+
+def _latest_faults(ctx, uuids):
+    """uuid -> the newest fault dict of each instance that has one."""
+    result = {}
+    for start in range(0, len(uuids), CHUNK):
+        chunk = uuids[start:start + CHUNK]
+        rows = ctx.session.execute(sa.select(_FA).where(
+            _FA.c.instance_uuid.in_(chunk), _FA.c.deleted == 0).order_by(
+            _FA.c.instance_uuid, _FA.c.created_at.desc(), _FA.c.id.desc()))
+        for row in rows:
+            result.setdefault(row.instance_uuid, _fault(row))
+    return result
+
+
+def _select_row(ctx, uuid, read_deleted=False):
+    query = sa.select(_IN).where(_IN.c.uuid == uuid)
+    if not read_deleted:
+        query = query.where(_IN.c.deleted == 0)
+    return ctx.session.execute(query).first()
+
+
+# --- instances ---------------------------------------------------------------
+
+def create_instance(ctxt, database, instance, action=None):
+    """Write a new instance row from an Instance.
+
+    ``cell_uuid`` and ``fault`` are not columns and are ignored.
+
+    :param action: also start this instance action (``create``) in the
+        same transaction.
+    :returns: the Instance as stored (``created_at`` filled in).
+    :raises oslo_db.exception.DBDuplicateEntry: the uuid exists already.
+    """
+    def create(ctx):
+        values = {name: _column_value(name, getattr(instance, name))
+                  for name in UPDATABLE | {'uuid'}}
+        values['created_at'] = (to_datetime(instance.created_at) or
+                                timeutils.utcnow())
+        values['updated_at'] = None
+        values['deleted'] = 0
+        ctx.session.execute(_IN.insert().values(**values))
+        if action is not None:
+            _insert_action(ctx, ctxt, instance.uuid, action)
+        return _instance(_select_row(ctx, instance.uuid))
+    created = _write(database, create, ctxt)
+    created.cell_uuid = instance.cell_uuid
+    return created
+
+
+def get_instance(ctxt, database, uuid, read_deleted=False):
+    """The Instance ``uuid``, with its latest fault.
+
+    :param read_deleted: also find a deleted instance.
+    :raises common.exception.InstanceNotFound: when there is none.
+    """
+    def fetch(ctx):
+        row = _select_row(ctx, uuid, read_deleted)
+        if row is None:
+            return None
+        return _instance(row, _latest_faults(ctx, [uuid]).get(uuid))
+    found = database.reader(fetch)(ctxt)
+    if found is None:
+        raise exception.InstanceNotFound(instance_id=uuid)
+    return found
+
+
+def get_instances(ctxt, database, uuids, read_deleted=False):
+    """uuid -> Instance (with latest fault) for those found."""
+    def fetch(ctx):
+        rows = []
+        wanted = list(uuids)
+        for start in range(0, len(wanted), CHUNK):
+            query = sa.select(_IN).where(
+                _IN.c.uuid.in_(wanted[start:start + CHUNK]))
+            if not read_deleted:
+                query = query.where(_IN.c.deleted == 0)
+            rows.extend(ctx.session.execute(query))
+        faults = _latest_faults(ctx, [r.uuid for r in rows])
+        return {r.uuid: _instance(r, faults.get(r.uuid)) for r in rows}
+    return database.reader(fetch)(ctxt)
+
+
+def _after_marker(ctx, query, marker):
+    """Rows after ``marker`` in (created_at desc, id desc) order."""
+    row = ctx.session.execute(sa.select(_IN.c.id, _IN.c.created_at).where(
+        _IN.c.uuid == marker)).first()
+    if row is None:
+        raise exception.InstanceNotFound(instance_id=marker)
+    if row.created_at is None:
+        return query.where(_IN.c.id < row.id)
+    return query.where(sa.or_(
+        _IN.c.created_at < row.created_at,
+        sa.and_(_IN.c.created_at == row.created_at, _IN.c.id < row.id)))
+
+
+def list_instances(ctxt, database, project_id=None, host=None,
+                   deleted=False, limit=None, marker=None, node=None):
+    """Instances, newest first, with the latest fault of ERROR ones.
+
+    :param deleted: False for live instances only, True for deleted ones
+        only, None for both.
+    :param limit: at most this many.
+    :param marker: the uuid of the last instance of the previous page.
+    :raises common.exception.InstanceNotFound: an unknown marker.
+    """
+    def fetch(ctx):
+        query = sa.select(_IN).order_by(_IN.c.created_at.desc(),
+                                        _IN.c.id.desc())
+        if project_id is not None:
+            query = query.where(_IN.c.project_id == project_id)
+        if host is not None:
+            query = query.where(_IN.c.host == host)
+        if node is not None:
+            query = query.where(_IN.c.node == node)
+        if deleted is not None:
+            query = query.where(_IN.c.deleted != 0 if deleted
+                                else _IN.c.deleted == 0)
+        if marker is not None:
+            query = _after_marker(ctx, query, marker)
+        if limit is not None:
+            query = query.limit(limit)
+        rows = list(ctx.session.execute(query))
+        errored = [r.uuid for r in rows
+                   if r.vm_state == instance_obj.ERROR]
+        faults = _latest_faults(ctx, errored) if errored else {}
+        return [_instance(r, faults.get(r.uuid)) for r in rows]
+    return database.reader(fetch)(ctxt)
+
+
+def _task_state_guard(expected):
+    """The WHERE clause of ``expected_task_state`` (a value or a list)."""
+    if not isinstance(expected, (list, tuple, set, frozenset)):
+        expected = [expected]
+    states = [s for s in expected if s is not None]
+    clauses = [_IN.c.task_state.in_(states)] if states else []
+    if None in expected:
+        clauses.append(_IN.c.task_state.is_(None))
+    return sa.or_(*clauses), list(expected)
+
+
+def update_instance(ctxt, database, uuid, values, expected_task_state=None):
+    """Change fields of a live instance.
+
+    :param values: Instance field name -> new value (flavor as a Flavor
+        or its primitive; JSON fields as structures; times as ISO strings
+        or datetimes).
+    :param expected_task_state: when given, a task state or a list of
+        them (None allowed in the list); the update happens only if the
+        instance is in one of them, atomically.
+    :returns: the updated Instance (with its latest fault).
+    :raises ValueError: for a field that cannot be updated.
+    :raises common.exception.InstanceNotFound: no live instance ``uuid``.
+    :raises common.exception.UnexpectedTaskStateError: the guard failed.
+    """
+    unknown = set(values) - UPDATABLE
+    if unknown:
+        raise ValueError('not updatable: %s' % ', '.join(sorted(unknown)))
+
+    def update(ctx):
+        columns = {k: _column_value(k, v) for k, v in values.items()}
+        columns['updated_at'] = timeutils.utcnow()
+        query = _IN.update().where(_IN.c.uuid == uuid, _IN.c.deleted == 0)
+        expected = None
+        if expected_task_state is not None:
+            guard, expected = _task_state_guard(expected_task_state)
+            query = query.where(guard)
+        if not ctx.session.execute(query.values(**columns)).rowcount:
+            row = _select_row(ctx, uuid)
+            if row is None:
+                raise exception.InstanceNotFound(instance_id=uuid)
+            raise exception.UnexpectedTaskStateError(
+                instance_uuid=uuid, expected=expected, actual=row.task_state)
+        return _instance(_select_row(ctx, uuid),
+                         _latest_faults(ctx, [uuid]).get(uuid))
+    return _write(database, update, ctxt)
+
+
+def destroy_instance(ctxt, database, uuid):
+    """Soft-delete a live instance: vm_state deleted, the row kept.
+
+    :returns: the deleted Instance.
+    :raises common.exception.InstanceNotFound: no live instance ``uuid``.
+    """
+    def destroy(ctx):
+        row = _select_row(ctx, uuid)
+        if row is None:
+            raise exception.InstanceNotFound(instance_id=uuid)
+        now = timeutils.utcnow()
+        ctx.session.execute(_IN.update().where(_IN.c.id == row.id).values(
+            vm_state=instance_obj.DELETED, task_state=None,
+            power_state=instance_obj.NOSTATE, deleted=row.id,
+            deleted_at=now, updated_at=now,
+            terminated_at=row.terminated_at or now))
+        return _instance(_select_row(ctx, uuid, read_deleted=True))
+    return _write(database, destroy, ctxt)
+
+
+def count_instances_by_project(ctxt, database, project_id):
+    """(instances, cores, ram MiB) of a project's live instances here."""
+    def fetch(ctx):
+        return list(ctx.session.execute(
+            sa.select(_IN.c.uuid, _IN.c.flavor).where(
+                _IN.c.project_id == project_id, _IN.c.deleted == 0)))
+    count = cores = ram = 0
+    for row in database.reader(fetch)(ctxt):
+        flavor = decode_json(row.flavor, {}, 'flavor of %s' % row.uuid) or {}
+        count += 1
+        cores += int(flavor.get('vcpus') or 0)
+        ram += int(flavor.get('memory_mb') or 0)
+    return count, cores, ram
+
+
+# --- faults ----------------------------------------------------------------
+
+def add_fault(ctxt, database, uuid, code, message, details=None, host=None):
+    """Record a fault of an instance (the API shows the newest).
+
+    :param message: cut to 255 characters.
+    :param details: text, or a structure stored as JSON text (e.g. the
+        scheduler's explanation).
+    """
+    if details is not None and not isinstance(details, str):
+        details = _dumps(details)
+
+    def create(ctx):
+        ctx.session.execute(_FA.insert().values(
+            instance_uuid=uuid, code=code,
+            message=(message or '')[:_MAX_MESSAGE], details=details,
+            host=host, created_at=timeutils.utcnow(), deleted=0))
+    _write(database, create, ctxt)
+
+
+# --- actions and events ------------------------------------------------------
+
+def record_action(ctxt, database, uuid, action, request_id=None,
+                  user_id=None, project_id=None):
+    """Start an instance action (``create``, ``delete``...).
+
+    Request id, user and project default to the context's.
+
+    :returns: the action's id.
+    """
+    def create(ctx):
+        return _insert_action(ctx, ctxt, uuid, action, request_id, user_id,
+                              project_id)
+    return _write(database, create, ctxt)
+
+
+def _insert_action(ctx, ctxt, uuid, action, request_id=None, user_id=None,
+                   project_id=None):
+    now = timeutils.utcnow()
+    return ctx.session.execute(_AC.insert().values(
+        action=action, instance_uuid=uuid,
+        request_id=request_id or ctxt.request_id,
+        user_id=user_id or ctxt.user_id,
+        project_id=project_id or ctxt.project_id, start_time=now,
+        created_at=now, deleted=0)).inserted_primary_key[0]
+
+
+def _latest_action_id(ctx, uuid):
+    return ctx.session.execute(sa.select(_AC.c.id).where(
+        _AC.c.instance_uuid == uuid, _AC.c.deleted == 0).order_by(
+        _AC.c.created_at.desc(), _AC.c.id.desc()).limit(1)).scalar()
+
+
+def action_event_start(ctxt, database, uuid, event, host=None, details=None):
+    """Start an event under the instance's latest action.
+
+    :returns: the event's id, or None when the instance has no action.
+    """
+    def create(ctx):
+        action_id = _latest_action_id(ctx, uuid)
+        if action_id is None:
+            LOG.warning('Instance %s has no action to record event %s in',
+                        uuid, event)
+            return None
+        now = timeutils.utcnow()
+        return ctx.session.execute(_EV.insert().values(
+            event=event, action_id=action_id, start_time=now, host=host,
+            details=details, created_at=now, deleted=0
+        )).inserted_primary_key[0]
+    return _write(database, create, ctxt)
+
+
+def action_event_finish(ctxt, database, uuid, event, host=None,
+                        result='Success', traceback=None, details=None):
+    """Finish an event of the latest action (started now if it never was).
+
+    An ``Error`` result also sets the action's message to ``Error``, as
+    Nova shows a failed action.
+    """
+    def finish(ctx):
+        action_id = _latest_action_id(ctx, uuid)
+        if action_id is None:
+            LOG.warning('Instance %s has no action to record event %s in',
+                        uuid, event)
+            return
+        now = timeutils.utcnow()
+        values = dict(finish_time=now, result=result, traceback=traceback,
+                      updated_at=now)
+        if details is not None:
+            values['details'] = details
+        open_event = ctx.session.execute(sa.select(_EV.c.id).where(
+            _EV.c.action_id == action_id, _EV.c.event == event,
+            _EV.c.finish_time.is_(None)).order_by(
+            _EV.c.id.desc()).limit(1)).scalar()
+        if open_event is None:
+            ctx.session.execute(_EV.insert().values(
+                event=event, action_id=action_id, start_time=now, host=host,
+                created_at=now, deleted=0, **values))
+        else:
+            ctx.session.execute(_EV.update().where(
+                _EV.c.id == open_event).values(**values))
+        action_values = {'finish_time': now, 'updated_at': now}
+        if result and result.lower() == 'error':
+            action_values['message'] = 'Error'
+        ctx.session.execute(_AC.update().where(
+            _AC.c.id == action_id).values(**action_values))
+    _write(database, finish, ctxt)
+
+
+def _event(row):
+    return {'event': row.event, 'start_time': iso_time(row.start_time),
+            'finish_time': iso_time(row.finish_time), 'result': row.result,
+            'traceback': row.traceback, 'host': row.host,
+            'details': row.details}
+
+
+def list_actions(ctxt, database, uuid):
+    """The actions of an instance, newest first, each with its events.
+
+    :returns: list of dicts {id, action, instance_uuid, request_id,
+        user_id, project_id, start_time, finish_time, message,
+        updated_at, events: [{event, start_time, finish_time, result,
+        traceback, host, details}]}.
+    """
+    def fetch(ctx):
+        actions = list(ctx.session.execute(sa.select(_AC).where(
+            _AC.c.instance_uuid == uuid, _AC.c.deleted == 0).order_by(
+            _AC.c.created_at.desc(), _AC.c.id.desc())))
+        events = {}
+        if actions:
+            for row in ctx.session.execute(sa.select(_EV).where(
+                    _EV.c.action_id.in_([a.id for a in actions]),
+                    _EV.c.deleted == 0).order_by(_EV.c.id)):
+                events.setdefault(row.action_id, []).append(_event(row))
+        return [{'id': a.id, 'action': a.action,
+                 'instance_uuid': a.instance_uuid,
+                 'request_id': a.request_id, 'user_id': a.user_id,
+                 'project_id': a.project_id,
+                 'start_time': iso_time(a.start_time),
+                 'finish_time': iso_time(a.finish_time), 'message': a.message,
+                 'updated_at': iso_time(a.updated_at),
+                 'events': events.get(a.id, [])} for a in actions]
+    return database.reader(fetch)(ctxt)

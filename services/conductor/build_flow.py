@@ -1,0 +1,238 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""``schedule_and_build_instances``: from build requests to compute casts.
+
+    build requests (api db) -> server group -> scheduler.select_destinations
+      -> NoValidHost: every instance buried in cell0 in ERROR
+      -> per instance: build request still there?
+           no  -> the user deleted it: remove its allocation, done
+           yes -> instance row in the chosen host's cell (host, node, AZ)
+                  + 'create' action -> mapping to that cell and build
+                  request deleted (one api transaction; if the request
+                  vanished meanwhile, undo) -> cast build_and_run_instance
+                  with the selection and its alternates
+
+``conductor`` is the ConductorManager: it provides ``cells``
+(:class:`~services.conductor.cell_access.CellAccess`), ``placement``,
+``scheduler_api``, ``compute_clients`` and ``notify``.
+"""
+
+import dataclasses
+import logging
+
+from oslo_db import exception as db_exc
+
+import common.conf
+from common.db import boot_records
+from common.db import cells
+from common.db import instance_records
+from common import exception
+from common.objects import instance as instance_obj
+from common.objects import request_spec as spec_obj
+from services.conductor import allocations
+from services.conductor import cell0
+from services.conductor import group_setup
+from services.conductor import host_zones
+
+LOG = logging.getLogger(__name__)
+CONF = common.conf.CONF
+
+
+def _forget_unbuilt(conductor, ctxt, uuid):
+    """Drop what is left of a server deleted before it got a cell."""
+    mapping = boot_records.get_instance_mapping(
+        ctxt, uuid, database=conductor.cells.api)
+    if mapping is not None and mapping['cell_uuid'] is None:
+        # NOTE: it never existed in any cell; an orphan mapping would only
+        # make the API look for it.
+        boot_records.delete_instance_mapping(ctxt, uuid,
+                                             database=conductor.cells.api)
+
+
+def _schedule(conductor, ctxt, spec, uuids):
+    """The scheduler's selections, per instance (chosen first)."""
+    group_setup.setup_instance_group(ctxt, conductor.cells, spec)
+    return conductor.scheduler_api.select_destinations(
+        ctxt, spec, uuids, return_alternates=True)
+
+
+def schedule_and_build_instances(conductor, ctxt, spec, instance_uuids):
+    """Schedule the servers of one boot request and start their builds.
+
+    :param spec: the RequestSpec of the whole request.
+    :param instance_uuids: its servers, in launch order.
+    :returns: {uuid: host} of the builds cast (tests and logs).
+    """
+    cell_access = conductor.cells
+    requests = boot_records.get_build_requests(ctxt, instance_uuids,
+                                               database=cell_access.api)
+    uuids = []
+    for uuid in instance_uuids:
+        if uuid in requests:
+            uuids.append(uuid)
+        else:
+            LOG.info('Build request of %s is gone before scheduling; the '
+                     'server was deleted (or already built)', uuid)
+            _forget_unbuilt(conductor, ctxt, uuid)
+    if not uuids:
+        return {}
+    spec.num_instances = len(uuids)
+    instances = [requests[u] for u in uuids]
+    try:
+        selections = _schedule(conductor, ctxt, spec, uuids)
+    except exception.NoValidHost as exc:
+        LOG.info('No valid host for %s: %s', uuids, exc.reason)
+        _bury(conductor, ctxt, instances, exc)
+        return {}
+    except Exception as exc:
+        LOG.exception('Failed to schedule instances %s', uuids)
+        # NOTE: a timeout may come after the scheduler claimed; nothing
+        # may stay allocated for servers that will never build.
+        _bury(conductor, ctxt, instances, exc, free_allocations=True)
+        return {}
+    hosts = {per[0].service_host for per in selections}
+    host_cells = boot_records.get_host_mappings(ctxt, hosts,
+                                                database=cell_access.api)
+    zones = host_zones.zones_for_hosts(ctxt, cell_access.api, hosts)
+    # NOTE: one read for all: which build requests did users delete while
+    # the scheduler worked?
+    still = boot_records.get_build_requests(ctxt, uuids,
+                                            database=cell_access.api)
+    cast = {}
+    for instance, host_list in zip(instances, selections):
+        try:
+            if _build_one(conductor, ctxt, spec, instance, host_list,
+                          host_cells, zones, instance.uuid in still):
+                cast[instance.uuid] = host_list[0].service_host
+        except Exception as exc:
+            LOG.exception('Failed to start the build of %s', instance.uuid)
+            _fail_build(conductor, ctxt, instance, exc)
+    return cast
+
+
+def _bury(conductor, ctxt, instances, exc, free_allocations=False):
+    try:
+        cell0.bury_in_cell0(conductor, ctxt, instances, exc,
+                            free_allocations=free_allocations)
+    except cells.CellMappingNotFound:
+        # NOTE: the servers stay build requests (BUILD in the API) until
+        # an operator maps cell0 and deletes or re-creates them.
+        LOG.error('Cannot record the failure of %s: cell0 is not mapped '
+                  '(run "berth-manage cell_v2 map_cell0")',
+                  [i.uuid for i in instances])
+
+
+def _cell_of(host_cells, selection):
+    """The cell of the chosen host: its host mapping, else the cell the
+    scheduler found it in.
+
+    NOTE: upstream fails a host without a mapping ("setup is
+    incomplete"). The scheduler only finds hosts in the cells' databases,
+    so its cell is known; periodic discovery maps the host soon after.
+    """
+    return host_cells.get(selection.service_host) or selection.cell_uuid
+
+
+def _instance_for(instance, selection, cell_uuid, zones):
+    instance.host = selection.service_host
+    instance.node = selection.nodename
+    instance.availability_zone = zones.get(
+        selection.service_host, CONF.default_availability_zone)
+    instance.vm_state = instance_obj.BUILDING
+    instance.task_state = instance_obj.SCHEDULING
+    instance.cell_uuid = cell_uuid
+    return instance
+
+
+def _create(ctxt, database, instance):
+    try:
+        created = instance_records.create_instance(ctxt, database, instance,
+                                                   action='create')
+    except db_exc.DBDuplicateEntry:
+        # NOTE: a redelivered request: the row exists, take this placement.
+        created = instance_records.update_instance(
+            ctxt, database, instance.uuid,
+            {'host': instance.host, 'node': instance.node,
+             'availability_zone': instance.availability_zone,
+             'vm_state': instance.vm_state,
+             'task_state': instance.task_state})
+    created.cell_uuid = instance.cell_uuid
+    return created
+
+
+def instance_spec(spec, uuid, selection):
+    """The per-instance RequestSpec a compute gets (and sends back on a
+    reschedule): this instance only, its first attempt recorded.
+    """
+    return dataclasses.replace(
+        spec, instance_uuid=uuid, num_instances=1,
+        retry=spec_obj.SchedulerRetries(
+            num_attempts=1,
+            hosts=[[selection.service_host, selection.nodename]]))
+
+
+def _build_one(conductor, ctxt, spec, instance, host_list, host_cells,
+               zones, requested):
+    """Create, map and cast one instance; False when it was skipped."""
+    cell_access = conductor.cells
+    uuid = instance.uuid
+    selection = host_list[0]
+    if not requested:
+        LOG.info('While scheduling instance %s, the build request was '
+                 'already deleted.', uuid)
+        _forget_unbuilt(conductor, ctxt, uuid)
+        allocations.delete_allocations(conductor.placement, ctxt, uuid)
+        return False
+    cell_uuid = _cell_of(host_cells, selection)
+    if cell_uuid is None:
+        LOG.error('No host-to-cell mapping found for selected host %s. '
+                  'Setup is incomplete.', selection.service_host)
+        _bury(conductor, ctxt, [instance],
+              exception.HostMappingNotFound(name=selection.service_host),
+              free_allocations=True)
+        return False
+    cell = cell_access.cell(ctxt, cell_uuid)
+    database = cell_access.database(cell)
+    created = _create(ctxt, database,
+                      _instance_for(instance, selection, cell_uuid, zones))
+    if not boot_records.finish_build_request(ctxt, uuid, cell_uuid,
+                                             database=cell_access.api):
+        LOG.info('Instance %s was deleted while it was being built; '
+                 'cleaning up', uuid)
+        instance_records.destroy_instance(ctxt, database, uuid)
+        allocations.delete_allocations(conductor.placement, ctxt, uuid)
+        return False
+    cell_access.remember(uuid, cell_uuid)
+    compute = conductor.compute_clients.for_cell(cell)
+    compute.build_and_run_instance(
+        ctxt, host=selection.service_host, instance=created.to_primitive(),
+        request_spec=instance_spec(spec, uuid, selection).to_primitive(),
+        selection=selection.to_primitive(),
+        alternates=[alt.to_primitive() for alt in host_list[1:]],
+        node=selection.nodename)
+    LOG.debug('Cast build of %s to %s (%s) in cell %s', uuid,
+              selection.service_host, selection.nodename, cell_uuid)
+    return True
+
+
+def _fail_build(conductor, ctxt, instance, exc):
+    """Best effort after an unexpected failure: ERROR, fault, no claim."""
+    allocations.delete_allocations(conductor.placement, ctxt, instance.uuid)
+    try:
+        cell_uuid, database = conductor.cells.instance_cell(
+            ctxt, instance.uuid)
+        if cell_uuid is None:
+            cell0.bury_in_cell0(conductor, ctxt, [instance], exc)
+            return
+        message, details = cell0.fault_of(exc)
+        instance_records.update_instance(
+            ctxt, database, instance.uuid,
+            {'vm_state': instance_obj.ERROR, 'task_state': None})
+        instance_records.add_fault(ctxt, database, instance.uuid,
+                                   cell0.FAULT_CODE, message, details)
+        conductor.notify(ctxt, 'instance.create.error', {
+            'instance_uuid': instance.uuid, 'reason': message,
+            'explanation': None})
+    except Exception:
+        LOG.exception('Could not record the failure of %s', instance.uuid)

@@ -1,0 +1,236 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Server side of the conductor RPC API: thin, the work is in workflows.
+
+The manager holds what the workflows share (the cells, placement, the
+scheduler and compute clients, the notifier), turns RPC payloads into
+objects and hands each request to its module:
+
+* ``schedule_and_build_instances`` -> :mod:`.build_flow`
+* ``build_instances`` (reschedule) -> :mod:`.reschedule`
+* the compute agents' record calls -> :mod:`.record_proxy` (a second
+  endpoint of the same API)
+* background: host discovery (:mod:`.discovery`, a loop of its own) and
+  the allocation audit (:mod:`.allocation_audit`, a periodic task), at the
+  intervals the configuration gives.
+"""
+
+import logging
+import threading
+
+import oslo_messaging as messaging
+
+import common.conf
+from common import context as berth_context
+from common import manager
+from common.objects import instance as instance_obj
+from common.objects import request_spec as spec_obj
+from common.objects import selection as selection_obj
+from common import placement_client
+from common import rpc
+from services.conductor import allocation_audit
+from services.conductor import build_flow
+from services.conductor import cell_access as cell_access_mod
+from services.conductor import cell_rpc
+from services.conductor import discovery
+from services.conductor import record_proxy
+from services.conductor import reschedule
+
+LOG = logging.getLogger(__name__)
+CONF = common.conf.CONF
+
+
+def _task_of(method):
+    """A fresh function calling ``method``, for the periodic decorator
+    to mark (it sets attributes on what it decorates).
+    """
+    def task(self, ctxt):
+        return method(self, ctxt)
+    task.__name__ = method.__name__
+    return task
+
+
+class ConductorManager(manager.Manager):
+    """Build orchestration, the compute agents' records, periodic audits.
+    """
+
+    target = messaging.Target(version=record_proxy.RPC_API_VERSION)
+
+    def __init__(self, host=None, scheduler_api=None, compute_clients=None,
+                 placement=None, api_database=None, cell_databases=None,
+                 notifier=None):
+        """
+        :param scheduler_api: a SchedulerAPI; made on first use (after
+            the RPC transport exists) when not given.
+        :param compute_clients: a
+            :class:`~services.conductor.cell_rpc.ComputeClients`.
+        :param placement: a :class:`common.placement_client.
+            PlacementClient`; built from ``[placement]`` by default.
+        :param api_database: the api Database (tests); default
+            ``[api_database]``.
+        :param cell_databases: a cell Database registry (tests); default
+            the process-wide one.
+        :param notifier: an oslo.messaging Notifier; default the process's
+            once RPC is initialized.
+        """
+        super().__init__(host=host, service_name='conductor')
+        self.cells = cell_access_mod.CellAccess(api_database, cell_databases)
+        self.placement = placement or placement_client.PlacementClient(CONF)
+        self.compute_clients = compute_clients or cell_rpc.ComputeClients()
+        self.records = record_proxy.RecordProxy(self.cells)
+        self._scheduler_api = scheduler_api
+        self._notifier = notifier
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._discovery = None
+        self._add_configured_tasks()
+
+    # --- shared services of the workflows ------------------------------------
+
+    @property
+    def scheduler_api(self):
+        """The scheduler client, whose select_destinations may run long.
+
+        NOTE: the conductor waits ``[conductor] schedule_timeout``
+        (default ``long_rpc_timeout``) and notices a dead scheduler within
+        ``rpc_response_timeout`` through ``call_monitor_timeout``.
+        """
+        with self._lock:
+            if self._scheduler_api is None:
+                from services.scheduler import rpcapi as scheduler_rpcapi
+                self._scheduler_api = scheduler_rpcapi.SchedulerAPI(
+                    select_timeout=CONF.conductor.schedule_timeout)
+            return self._scheduler_api
+
+    def notify(self, ctxt, event, payload):
+        """Emit a versioned notification (dropped when RPC is not up)."""
+        notifier = self._notifier
+        if notifier is None and rpc.initialized():
+            notifier = self._notifier = rpc.get_notifier(
+                'conductor.%s' % self.host)
+        if notifier is None:
+            return
+        try:
+            if event.endswith('.error'):
+                notifier.error(ctxt, event, payload)
+            else:
+                notifier.info(ctxt, event, payload)
+        except Exception:
+            LOG.exception('Could not send notification %s', event)
+
+    @property
+    def additional_endpoints(self):
+        """The record proxy serves the compute agents' calls."""
+        return [self.records]
+
+    def cleanup_host(self):
+        """Stop discovery; close the cells' own transports."""
+        self._stopping.set()
+        if self._discovery is not None:
+            self._discovery.join(30)
+        self.compute_clients.cleanup()
+
+    def reset(self):
+        """SIGHUP: re-read cell mappings on next use."""
+        self.cells.refresh()
+
+    # --- the build flow ------------------------------------------------------
+
+    def schedule_and_build_instances(self, ctxt, request_spec,
+                                     instance_uuids):
+        """Schedule and build servers; see ConductorAPI.
+
+        :param request_spec: RequestSpec primitive.
+        :param instance_uuids: the servers (each with a build request).
+        """
+        spec = spec_obj.RequestSpec.from_primitive(request_spec)
+        build_flow.schedule_and_build_instances(self, ctxt, spec,
+                                                instance_uuids)
+
+    def build_instances(self, ctxt, instance, request_spec, alternates,
+                        failed_host, failed_node, reason):
+        """Reschedule a failed build onto an alternate; see ConductorAPI.
+
+        :param instance: Instance primitive.
+        :param request_spec: RequestSpec primitive.
+        :param alternates: Selection primitives.
+        """
+        reschedule.build_instances(
+            self, ctxt, instance_obj.Instance.from_primitive(instance),
+            spec_obj.RequestSpec.from_primitive(request_spec),
+            [selection_obj.Selection.from_primitive(a)
+             for a in alternates or ()],
+            failed_host, failed_node, reason)
+
+    # --- background work -----------------------------------------------------
+
+    def _add_configured_tasks(self):
+        """The allocation audit, every ``[audit] allocation_audit_interval``.
+
+        NOTE: ``@periodic_task(spacing=CONF...)`` would read the option at
+        import, before the config files are parsed; the task is made here
+        instead, on this instance only (oslo.service's own
+        add_periodic_task would add it to the class, for every manager of
+        the process).
+        """
+        self._periodic_tasks = list(type(self)._periodic_tasks)
+        self._periodic_spacing = dict(type(self)._periodic_spacing)
+        spacing = CONF.audit.allocation_audit_interval
+        if spacing is None or spacing < 0:
+            LOG.debug('The allocation audit is disabled')
+            return
+        # NOTE: the first run after one interval, when the builds that
+        # were in flight at start have settled.
+        task = manager.periodic_task(
+            spacing=spacing, name='audit_allocations')(
+                _task_of(ConductorManager._audit_allocations))
+        self._periodic_tasks.append(('audit_allocations', task))
+        self._periodic_spacing['audit_allocations'] = task._periodic_spacing
+        self._periodic_last_run['audit_allocations'] = \
+            task._periodic_last_run
+
+    def post_start_hook(self):
+        """Start host discovery when ``discover_hosts_in_cells_interval``
+        asks for it.
+
+        NOTE: a loop of its own rather than a periodic task: periodic tasks
+        start after a random ``periodic_fuzzy_delay`` (up to a minute),
+        and new compute hosts should not wait that long to be mapped.
+        """
+        interval = CONF.scheduler.discover_hosts_in_cells_interval
+        if interval is None or interval < 0 or not self.cells.has_api:
+            return
+        self._discovery = threading.Thread(
+            target=self._discovery_loop, args=(interval or 60,),
+            name='conductor-discover-hosts', daemon=True)
+        self._discovery.start()
+
+    def _discovery_loop(self, interval):
+        delay = 0
+        while not self._stopping.wait(delay):
+            self._discover_hosts_in_cells(berth_context.get_admin_context())
+            delay = interval
+
+    def _discover_hosts_in_cells(self, ctxt):
+        """Map compute hosts that joined since the last run."""
+        try:
+            found = discovery.discover_hosts(ctxt, self.cells,
+                                             status=LOG.debug)
+        except Exception as exc:
+            LOG.warning('Host discovery failed: %s', exc)
+            return
+        if found:
+            LOG.info('Discovered %d new compute host(s)', len(found))
+
+    def _audit_allocations(self, ctxt):
+        """Report (and with ``[audit] allocation_audit_repair``, fix)
+        allocations that do not match the instances.
+        """
+        if not self.cells.has_api:
+            return
+        report = allocation_audit.audit(
+            ctxt or berth_context.get_admin_context(), self.cells,
+            self.placement, repair=CONF.audit.allocation_audit_repair,
+            grace=CONF.audit.allocation_audit_grace_period)
+        LOG.info('Allocation audit: %s', report.summary())

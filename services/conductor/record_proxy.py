@@ -1,0 +1,180 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The compute agents' database access, served over RPC by the conductor.
+
+Compute agents hold no database credentials (DESIGN section 3); every
+record they keep goes through these calls. Service records and compute
+nodes live in this conductor's cell (``[database] connection``), as with
+upstream's cell conductors; instances are found in the cell their
+mapping names.
+
+This is an RPC endpoint of its own next to the manager, in the same
+namespace and version, so that the manager stays a thin build-flow
+dispatcher.
+"""
+
+import logging
+
+import oslo_messaging as messaging
+
+from common.db import boot_records
+from common.db import compute_records
+from common.db import host_instances
+from common.db import instance_records
+from common import exception
+from common import servicegroup_db
+
+LOG = logging.getLogger(__name__)
+
+# NOTE: keep in step with ConductorManager.target (one RPC API) and the
+# version history of ConductorAPI.
+RPC_API_VERSION = '1.1'
+
+
+class RecordProxy(object):
+    """Record calls of the compute agents (see ConductorAPI).
+
+    :param cell_access: the conductor's
+        :class:`~services.conductor.cell_access.CellAccess`.
+    """
+
+    target = messaging.Target(version=RPC_API_VERSION)
+
+    def __init__(self, cell_access):
+        self.cells = cell_access
+        self._services = None
+
+    @property
+    def services(self):
+        """The ``db`` service-group driver on this cell's database."""
+        if self._services is None:
+            self._services = servicegroup_db.DatabaseDriver(
+                self.cells.local())
+        return self._services
+
+    # --- service records -----------------------------------------------------
+
+    def service_join(self, ctxt, host, binary, topic):
+        """Create or fetch a service record; its primitive."""
+        return self.services.join(host, binary, topic).to_primitive()
+
+    @messaging.expected_exceptions(exception.ServiceNotFound)
+    def service_report(self, ctxt, host, binary):
+        """One heartbeat; the updated record's primitive.
+
+        :raises common.exception.ServiceNotFound: unknown service.
+        """
+        return self.services.report(host, binary).to_primitive()
+
+    def service_report_many(self, ctxt, hosts, binary):
+        """One heartbeat for each of ``hosts``, in one transaction."""
+        missing = compute_records.report_services(
+            ctxt, self.cells.local(), hosts, binary)
+        if missing:
+            LOG.warning('Heartbeat for unknown %s services on %s', binary,
+                        ', '.join(missing[:10]) +
+                        (' and %d more' % (len(missing) - 10)
+                         if len(missing) > 10 else ''))
+
+    def service_get(self, ctxt, host, binary):
+        """The record's primitive, or None."""
+        record = self.services.get(host, binary)
+        return None if record is None else record.to_primitive()
+
+    # --- compute nodes -------------------------------------------------------
+
+    def compute_node_save(self, ctxt, host, nodename, values):
+        """Create or update a compute node; the saved record dict."""
+        return compute_records.save_compute_node(
+            ctxt, self.cells.local(), host, nodename, values)
+
+    def compute_nodes_get_by_host(self, ctxt, host):
+        """The live compute node records of ``host``."""
+        return compute_records.list_compute_nodes(ctxt, self.cells.local(),
+                                                  host=host)
+
+    def compute_node_delete(self, ctxt, host, nodename):
+        """Soft-delete a compute node."""
+        compute_records.delete_compute_node(ctxt, self.cells.local(), host,
+                                            nodename)
+
+    # --- instances -----------------------------------------------------------
+
+    def instances_get_by_host(self, ctxt, host, changed_since=None):
+        """The live instances on ``host`` (this cell).
+
+        :param changed_since: (1.1) None for the 1.0 answer, a list of
+            Instance primitives. An ISO time for a compute agent's sync
+            (see ConductorAPI): the instances changed since then, with
+            the fields its tracker reads, and every live uuid.
+        """
+        if changed_since is None:
+            return [i.to_primitive() for i in instance_records.
+                    list_instances(ctxt, self.cells.local(), host=host)]
+        return host_instances.sync_host_instances(
+            ctxt, self.cells.local(), host, changed_since)
+
+    def _instance_db(self, ctxt, uuid):
+        cell_uuid, database = self.cells.instance_cell(ctxt, uuid)
+        return cell_uuid, database
+
+    @messaging.expected_exceptions(exception.InstanceNotFound)
+    def instance_get(self, ctxt, instance_uuid):
+        """The Instance primitive of a live instance.
+
+        :raises common.exception.InstanceNotFound: there is none.
+        """
+        cell_uuid, database = self._instance_db(ctxt, instance_uuid)
+        instance = instance_records.get_instance(ctxt, database,
+                                                 instance_uuid)
+        instance.cell_uuid = cell_uuid
+        return instance.to_primitive()
+
+    @messaging.expected_exceptions(exception.InstanceNotFound,
+                                   exception.UnexpectedTaskStateError)
+    def instance_update(self, ctxt, instance_uuid, values,
+                        expected_task_state=None):
+        """Update a live instance; its new primitive.
+
+        :raises common.exception.InstanceNotFound: there is none.
+        :raises common.exception.UnexpectedTaskStateError: guard failed.
+        """
+        cell_uuid, database = self._instance_db(ctxt, instance_uuid)
+        instance = instance_records.update_instance(
+            ctxt, database, instance_uuid, values,
+            expected_task_state=expected_task_state)
+        instance.cell_uuid = cell_uuid
+        return instance.to_primitive()
+
+    @messaging.expected_exceptions(exception.InstanceNotFound)
+    def instance_destroy(self, ctxt, instance_uuid):
+        """Soft-delete an instance; its mapping is queued for delete.
+
+        :raises common.exception.InstanceNotFound: no live instance.
+        """
+        _cell, database = self._instance_db(ctxt, instance_uuid)
+        instance_records.destroy_instance(ctxt, database, instance_uuid)
+        if self.cells.has_api:
+            boot_records.set_queued_for_delete(ctxt, instance_uuid,
+                                               database=self.cells.api)
+
+    def instance_fault_create(self, ctxt, instance_uuid, code, message,
+                              details=None, host=None):
+        """Record a fault of an instance."""
+        _cell, database = self._instance_db(ctxt, instance_uuid)
+        instance_records.add_fault(ctxt, database, instance_uuid, code,
+                                   message, details, host)
+
+    def action_event_start(self, ctxt, instance_uuid, event, host):
+        """Start an event under the instance's latest action."""
+        _cell, database = self._instance_db(ctxt, instance_uuid)
+        instance_records.action_event_start(ctxt, database, instance_uuid,
+                                            event, host)
+
+    def action_event_finish(self, ctxt, instance_uuid, event, host, result,
+                            traceback=None):
+        """Finish an event of the instance's latest action."""
+        _cell, database = self._instance_db(ctxt, instance_uuid)
+        instance_records.action_event_finish(
+            ctxt, database, instance_uuid, event, host, result, traceback)

@@ -1,0 +1,238 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Client side of the conductor RPC API.
+
+Two families of methods share the ``conductor`` topic:
+
+* the build flow, cast by the API and by compute agents:
+  ``schedule_and_build_instances`` and ``build_instances`` (reschedule);
+* the record proxy, called by compute agents, which have no database
+  credentials: service records and heartbeats, compute node records,
+  instance records, faults and action events.
+
+Arguments may be domain objects or their primitives; what crosses the wire
+is always the primitive. Answers are primitives (dicts), as the contract
+between the services says; callers rebuild objects with
+``from_primitive`` where they want them.
+"""
+
+import oslo_messaging as messaging
+
+from common import rpc
+
+RPC_TOPIC = 'conductor'
+# NOTE: ``changed_since`` asking for every row: a time before any row.
+SINCE_EVER = '1970-01-01T00:00:00'
+# Release name -> the newest version that release's conductors understand.
+VERSION_ALIASES = {}
+
+
+def _primitive(value):
+    """``value.to_primitive()`` for a domain object; a primitive as is."""
+    to_primitive = getattr(value, 'to_primitive', None)
+    return to_primitive() if to_primitive is not None else value
+
+
+class ConductorAPI(object):
+    """What the API and the compute agents call on the conductors.
+
+    API version history:
+
+    * 1.0 - Initial version: schedule_and_build_instances,
+      build_instances, service_join, service_report, service_report_many,
+      service_get, compute_node_save, compute_nodes_get_by_host,
+      compute_node_delete, instances_get_by_host, instance_get,
+      instance_update, instance_destroy, instance_fault_create,
+      action_event_start, action_event_finish.
+    * 1.1 - instances_get_by_host: optional changed_since, for the compute
+      agents' incremental sync of their hosts' instances.
+    """
+
+    def __init__(self):
+        target = messaging.Target(topic=RPC_TOPIC, version='1.0')
+        cap = rpc.version_cap('conductor', VERSION_ALIASES)
+        self.client = rpc.get_client(target, version_cap=cap)
+
+    # --- build flow (casts) --------------------------------------------------
+
+    def schedule_and_build_instances(self, ctxt, request_spec,
+                                     instance_uuids):
+        """Schedule and build servers the API recorded as build requests.
+
+        :param request_spec: the RequestSpec (or its primitive) of the
+            whole request; ``num_instances`` is ``len(instance_uuids)``.
+        :param instance_uuids: the servers, each with its build request,
+            request spec and cell-less instance mapping already written.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        cctxt.cast(ctxt, 'schedule_and_build_instances',
+                   request_spec=_primitive(request_spec),
+                   instance_uuids=list(instance_uuids))
+
+    def build_instances(self, ctxt, instance, request_spec, alternates,
+                        failed_host, failed_node, reason):
+        """Reschedule a build that failed on a compute host.
+
+        The compute has already removed its placement allocation. The
+        conductor claims the next alternate and casts the build there, or
+        puts the instance in ERROR when none is left.
+
+        :param instance: the Instance (or primitive).
+        :param request_spec: the RequestSpec (or primitive).
+        :param alternates: the remaining Selections (or primitives), all
+            in the instance's cell.
+        :param reason: why the build failed, for the fault.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        cctxt.cast(ctxt, 'build_instances', instance=_primitive(instance),
+                   request_spec=_primitive(request_spec),
+                   alternates=[_primitive(a) for a in alternates or ()],
+                   failed_host=failed_host, failed_node=failed_node,
+                   reason=reason)
+
+    # --- service records (calls) ---------------------------------------------
+
+    def service_join(self, ctxt, host, binary, topic):
+        """Create or fetch the service record of (host, binary).
+
+        :returns: a ServiceRecord primitive.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'service_join', host=host, binary=binary,
+                          topic=topic)
+
+    def service_report(self, ctxt, host, binary):
+        """One heartbeat of (host, binary).
+
+        :returns: the updated ServiceRecord primitive.
+        :raises common.exception.ServiceNotFound: no such record (join
+            again).
+        """
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'service_report', host=host, binary=binary)
+
+    def service_report_many(self, ctxt, hosts, binary):
+        """One heartbeat for each of many hosts of one binary, in one call.
+
+        :returns: None. Hosts without a record are logged by the conductor
+            and left out.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'service_report_many', hosts=list(hosts),
+                          binary=binary)
+
+    def service_get(self, ctxt, host, binary):
+        """The ServiceRecord primitive of (host, binary), or None."""
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'service_get', host=host, binary=binary)
+
+    # --- compute node records (calls) ----------------------------------------
+
+    def compute_node_save(self, ctxt, host, nodename, values):
+        """Create or update the compute node (host, nodename).
+
+        :param values: compute_nodes column -> value; JSON columns as
+            Python structures; ``uuid`` is used for a new node only.
+        :returns: the saved record dict (every column; datetimes as ISO
+            strings; JSON columns decoded).
+        """
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'compute_node_save', host=host,
+                          nodename=nodename, values=values)
+
+    def compute_nodes_get_by_host(self, ctxt, host):
+        """The live compute node record dicts of ``host``."""
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'compute_nodes_get_by_host', host=host)
+
+    def compute_node_delete(self, ctxt, host, nodename):
+        """Soft-delete the compute node (host, nodename)."""
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'compute_node_delete', host=host,
+                          nodename=nodename)
+
+    # --- instance records (calls) --------------------------------------------
+
+    def instances_get_by_host(self, ctxt, host, changed_since=None):
+        """The live instances on ``host``.
+
+        :param changed_since: None for a list of Instance primitives (the
+            1.0 call). An ISO 8601 time (UTC; :data:`SINCE_EVER` for all)
+            for what a compute agent needs to keep its copy of the list: a
+            dict with ``instances``, the live rows changed since then
+            (only ``common.db.host_instances.TRACKED_FIELDS`` and
+            ``deleted``), ``uuids``, every live instance on the host, and
+            ``as_of``, the conductor's time before it read them (where the
+            next sync starts). A conductor capped below 1.1 is asked for
+            the full list, returned in that dict with ``as_of`` None.
+        """
+        if changed_since is None:
+            cctxt = self.client.prepare(version='1.0')
+            return cctxt.call(ctxt, 'instances_get_by_host', host=host)
+        if not self.client.can_send_version('1.1'):
+            instances = self.instances_get_by_host(ctxt, host)
+            return {'instances': instances,
+                    'uuids': [i['uuid'] for i in instances], 'as_of': None}
+        cctxt = self.client.prepare(version='1.1')
+        return cctxt.call(ctxt, 'instances_get_by_host', host=host,
+                          changed_since=changed_since)
+
+    def instance_get(self, ctxt, instance_uuid):
+        """The Instance primitive of a live instance.
+
+        :raises common.exception.InstanceNotFound: there is none.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'instance_get', instance_uuid=instance_uuid)
+
+    def instance_update(self, ctxt, instance_uuid, values,
+                        expected_task_state=None):
+        """Change fields of a live instance; see instance_records.
+
+        :param expected_task_state: a task state or a list of them (None
+            allowed in it); the update happens only in one of those.
+        :returns: the updated Instance primitive.
+        :raises common.exception.InstanceNotFound: no live instance.
+        :raises common.exception.UnexpectedTaskStateError: the guard
+            failed (e.g. the user deleted the server meanwhile).
+        """
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'instance_update',
+                          instance_uuid=instance_uuid, values=values,
+                          expected_task_state=expected_task_state)
+
+    def instance_destroy(self, ctxt, instance_uuid):
+        """Soft-delete an instance (its mapping is kept, queued for delete).
+
+        :raises common.exception.InstanceNotFound: no live instance.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'instance_destroy',
+                          instance_uuid=instance_uuid)
+
+    def instance_fault_create(self, ctxt, instance_uuid, code, message,
+                              details=None, host=None):
+        """Record a fault of an instance."""
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'instance_fault_create',
+                          instance_uuid=instance_uuid, code=code,
+                          message=message, details=details, host=host)
+
+    def action_event_start(self, ctxt, instance_uuid, event, host):
+        """Start an event under the instance's latest action."""
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'action_event_start',
+                          instance_uuid=instance_uuid, event=event,
+                          host=host)
+
+    def action_event_finish(self, ctxt, instance_uuid, event, host, result,
+                            traceback=None):
+        """Finish an event of the instance's latest action.
+
+        :param result: ``Success`` or ``Error``.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        return cctxt.call(ctxt, 'action_event_finish',
+                          instance_uuid=instance_uuid, event=event,
+                          host=host, result=result, traceback=traceback)

@@ -1,0 +1,204 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""``berth-manage placement audit`` and ``placement sync_aggregates``.
+
+    placement audit [--verbose] [--delete] [--resource_provider UUID]
+
+Finds allocations whose consumer is no live instance and no build request
+(seeds B1: a server deleted while its host was down) and, with
+``--delete``, removes them. Exit codes: 0 none found, 3 found, 4 found
+and deleted, 127 invalid input.
+
+    placement sync_aggregates [--verbose]
+
+Adds every compute node provider to the placement aggregates of its
+host's host aggregates (it never removes any). Exit codes: 0 done, 3 a
+provider's aggregates could not be updated, 4 hosts without host mapping,
+5 hosts without compute node, 6 nodes without resource provider.
+
+Messages are nova-manage's.
+"""
+
+import logging
+
+import sqlalchemy as sa
+
+from common import context
+from common.db import api_tables
+from common.db import boot_records
+from common.db import cells
+from common.db import compute_records
+from common import placement_client
+from services.conductor import allocation_audit
+from services.conductor import allocations
+from services.conductor import cell_access as cell_access_mod
+from services.manage import output
+
+LOG = logging.getLogger(__name__)
+
+AGGREGATES_VERSION = '1.19'
+
+
+def _quiet(_message):
+    pass
+
+
+def _api(conf):
+    """The api Database (a function, so that tests can give their own)."""
+    return cells.configure_api(conf)
+
+
+def _placement(conf):
+    """The placement client (a function, for the same reason)."""
+    return placement_client.PlacementClient(conf)
+
+
+def audit(conf):
+    """The audit command; see the module docstring."""
+    args = conf.category
+    say = print if args.verbose else _quiet
+    ctxt = context.get_admin_context()
+    placement = _placement(conf)
+    cell_access = cell_access_mod.CellAccess(_api(conf))
+    providers = allocation_audit.list_providers(placement, ctxt)
+    if args.resource_provider:
+        providers = [p for p in providers
+                     if p['uuid'] == args.resource_provider]
+        if not providers:
+            print('Resource Provider with UUID %s does not exist.'
+                  % args.resource_provider)
+            return 127
+    for provider in providers:
+        say('Processing allocations for Resource Provider %s (%s)'
+            % (provider.get('name'), provider['uuid']))
+    progress = output.Progress('providers read')
+    _roots, by_consumer = allocation_audit.provider_allocations(
+        placement, ctxt, providers, progress=progress.step)
+    orphans, _instances, _nodes = allocation_audit.find_orphans(
+        ctxt, cell_access, by_consumer)
+    deleted = 0
+    for finding in orphans:
+        if args.delete and allocations.delete_allocations(
+                placement, ctxt, finding.consumer):
+            deleted += 1
+            template = ('Deleted allocations for consumer UUID %s on '
+                        'Resource Provider %s: %s')
+        else:
+            template = ('Allocations for consumer UUID %s on Resource '
+                        'Provider %s can be deleted: %s')
+        for rp_uuid, resources in sorted(finding.have.items()):
+            print(template % (finding.consumer, rp_uuid, resources))
+    print('Processed %d allocations.'
+          % sum(len(v) for v in by_consumer.values()))
+    if not orphans:
+        return 0
+    return 4 if args.delete and deleted == len(orphans) else 3
+
+
+# --- sync_aggregates ---------------------------------------------------------
+
+def _aggregates(ctx):
+    t = api_tables
+    found = {}
+    for row in ctx.session.execute(sa.select(
+            t.aggregates.c.id, t.aggregates.c.uuid,
+            t.aggregates.c.name).order_by(t.aggregates.c.id)):
+        found[row.id] = {'uuid': row.uuid, 'name': row.name, 'hosts': []}
+    for row in ctx.session.execute(sa.select(
+            t.aggregate_hosts.c.aggregate_id, t.aggregate_hosts.c.host)
+            .order_by(t.aggregate_hosts.c.host)):
+        if row.aggregate_id in found:
+            found[row.aggregate_id]['hosts'].append(row.host)
+    return list(found.values())
+
+
+def _add_to_aggregate(placement, ctxt, rp_uuid, agg_uuid):
+    """True when ``rp_uuid`` is (now) in the aggregate; None: no provider.
+    """
+    url = '/resource_providers/%s/aggregates' % rp_uuid
+    for _attempt in range(3):
+        resp = placement.get(url, AGGREGATES_VERSION, ctxt)
+        if resp.status == 404:
+            return None
+        if not resp.ok:
+            return False
+        current = resp.body['aggregates']
+        if agg_uuid in current:
+            return True
+        put = placement.put(url, {
+            'aggregates': sorted(set(current) | {agg_uuid}),
+            'resource_provider_generation':
+                resp.body['resource_provider_generation']},
+            AGGREGATES_VERSION, ctxt)
+        if put.ok:
+            return True
+        if put.status != 409:
+            return False
+        # NOTE: the provider changed meanwhile (its compute reported);
+        # read its generation again.
+    return False
+
+
+def _print_missing(missing):
+    messages = {
+        4: ('The following hosts were found in host aggregates but no host '
+            'mappings were found in the api database. Run "berth-manage '
+            'cell_v2 discover_hosts" and then retry. Missing: %s'),
+        5: ('Unable to find matching compute_nodes record entries in the '
+            'cell database for the following hosts; does the berth-compute '
+            'service on each host need to be restarted? Missing: %s'),
+        6: ('Unable to find matching resource provider record in placement '
+            'with uuid for the following hosts: %s. Try restarting the '
+            'berth-compute service on each host and then retry.'),
+        3: 'Failed updating provider aggregates in placement for: %s',
+    }
+    for code in (3, 4, 5, 6):
+        if missing[code]:
+            print(messages[code] % ','.join(sorted(set(missing[code]))))
+
+
+def sync_aggregates(conf):
+    """The sync_aggregates command; see the module docstring."""
+    args = conf.category
+    say = print if args.verbose else _quiet
+    ctxt = context.get_admin_context()
+    placement = _placement(conf)
+    api = _api(conf)
+    cell_access = cell_access_mod.CellAccess(api)
+    aggregates = api.reader(_aggregates)(ctxt)
+    hosts = sorted({h for agg in aggregates for h in agg['hosts']})
+    host_cells = {}
+    if hosts:
+        host_cells = boot_records.get_host_mappings(ctxt, hosts,
+                                                    database=api)
+    missing = {3: [], 4: [], 5: [], 6: []}
+    progress = output.Progress('sync_aggregates hosts')
+    for agg in aggregates:
+        say('Processing aggregate: %s (uuid: %s)' % (agg['name'],
+                                                     agg['uuid']))
+        for host in agg['hosts']:
+            progress.step()
+            cell_uuid = host_cells.get(host)
+            if cell_uuid is None:
+                missing[4].append(host)
+                continue
+            nodes = compute_records.list_compute_nodes(
+                ctxt, cell_access.database(cell_uuid), host=host)
+            if not nodes:
+                missing[5].append(host)
+            for node in nodes:
+                done = _add_to_aggregate(placement, ctxt, node['uuid'],
+                                         agg['uuid'])
+                if done is None:
+                    missing[6].append(host)
+                elif not done:
+                    missing[3].append(host)
+                else:
+                    say('Resource provider %s of host %s is in aggregate '
+                        '%s.' % (node['uuid'], host, agg['uuid']))
+    _print_missing(missing)
+    for code in (3, 4, 5, 6):
+        if missing[code]:
+            return code
+    return 0

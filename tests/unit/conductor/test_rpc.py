@@ -1,0 +1,238 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The conductor over the in-process fake:// transport.
+
+The ConductorAPI client against a ConductorManager server: the build cast
+end to end, and every record call the compute agents make, with the
+exceptions they must see as themselves.
+"""
+
+import time
+
+import oslo_messaging as messaging
+import pytest
+
+from common.conf import CONF
+from common.db import host_instances
+from common.db import instance_records
+from common import exception
+from common import rpc
+from common import servicegroup
+from services.conductor import manager
+from services.conductor import rpcapi
+from tests.unit.conductor import fakes
+from tests.unit.db import records_fixtures as fx
+from tests.unit import rpc_versions
+
+
+def test_client_and_server_versions_are_in_sync():
+    rpc_versions.assert_versions_in_sync(rpcapi.ConductorAPI,
+                                         manager.ConductorManager)
+
+
+class _Delegate(object):
+    """An endpoint forwarding to the current test's object.
+
+    NOTE: one server for the module: stopping a fake:// server takes a
+    second, which per test would dominate this file's run time.
+    """
+
+    def __init__(self, pick):
+        self._pick = pick
+        self.target = messaging.Target(version=manager.ConductorManager.
+                                       target.version)
+
+    def __getattr__(self, name):
+        if name.startswith('_'):
+            raise AttributeError(name)
+        return getattr(self._pick(), name)
+
+
+@pytest.fixture(scope='module')
+def server():
+    """The current World (set per test) served on fake://."""
+    rpc.register_opts(CONF)
+    CONF.set_override('transport_url', 'fake:///')
+    CONF.set_override('rpc_response_timeout', 10)
+    rpc.init(CONF)
+    current = {}
+    endpoints = [_Delegate(lambda: current['world'].manager),
+                 _Delegate(lambda: current['world'].manager.records)]
+    # NOTE: the dispatcher looks at its endpoints when it is made.
+    current['world'] = None
+    rpc_server = rpc.get_server(
+        messaging.Target(topic=rpcapi.RPC_TOPIC, server='conductor-1'),
+        endpoints)
+    rpc_server.start()
+    try:
+        yield current
+    finally:
+        rpc_server.stop()
+        rpc_server.wait()
+        rpc.cleanup()
+        CONF.clear_override('transport_url')
+        CONF.clear_override('rpc_response_timeout')
+
+
+@pytest.fixture
+def served(server, tmp_path):
+    """(world, ConductorAPI) for this test."""
+    world = fakes.World(tmp_path)
+    CONF.set_override('connection', world.cell1.connection,
+                      group='database')
+    server['world'] = world
+    try:
+        yield world, rpcapi.ConductorAPI()
+    finally:
+        server['world'] = None
+        CONF.clear_override('connection', group='database')
+        world.close()
+
+
+def test_schedule_and_build_cast_reaches_the_compute(served):
+    world, api = served
+    spec, instances = world.boot(1)
+    api.schedule_and_build_instances(fx.ctxt(), spec, [instances[0].uuid])
+    assert world.compute.done.wait(10)
+    assert world.compute.builds[0]['instance']['uuid'] == instances[0].uuid
+
+
+def test_service_records_and_heartbeats(served):
+    world, api = served
+    ctxt = fx.ctxt()
+    joined = servicegroup.ServiceRecord.from_primitive(
+        api.service_join(ctxt, 'h9', 'berth-compute', 'compute'))
+    assert (joined.host, joined.report_count) == ('h9', 0)
+    reported = api.service_report(ctxt, 'h9', 'berth-compute')
+    assert reported['report_count'] == 1
+    api.service_join(ctxt, 'h8', 'berth-compute', 'compute')
+    assert api.service_report_many(ctxt, ['h8', 'h9', 'ghost'],
+                                   'berth-compute') is None
+    assert api.service_get(ctxt, 'h9', 'berth-compute')['report_count'] == 2
+    assert api.service_get(ctxt, 'nowhere', 'berth-compute') is None
+    with pytest.raises(exception.ServiceNotFound):
+        api.service_report(ctxt, 'nowhere', 'berth-compute')
+
+
+def test_compute_node_records(served):
+    world, api = served
+    ctxt = fx.ctxt()
+    saved = api.compute_node_save(ctxt, 'h9', 'n9', {
+        'uuid': '99999999-9999-4999-8999-999999999999', 'vcpus': 8,
+        'memory_mb': 8192, 'local_gb': 80,
+        'numa_topology': {'cells': [{'id': 0}]},
+        'stats': {'num_instances': 0}})
+    assert saved['uuid'] == '99999999-9999-4999-8999-999999999999'
+    assert saved['numa_topology'] == {'cells': [{'id': 0}]}
+    again = api.compute_node_save(ctxt, 'h9', 'n9', {'vcpus_used': 2})
+    assert again['id'] == saved['id'] and again['vcpus_used'] == 2
+    assert [n['hypervisor_hostname'] for n in
+            api.compute_nodes_get_by_host(ctxt, 'h9')] == ['n9']
+    api.compute_node_delete(ctxt, 'h9', 'n9')
+    assert api.compute_nodes_get_by_host(ctxt, 'h9') == []
+
+
+def test_instance_records(served):
+    world, api = served
+    ctxt = fx.ctxt()
+    spec, instances = world.boot(1)
+    world.manager.schedule_and_build_instances(
+        ctxt, spec.to_primitive(), [instances[0].uuid])
+    uuid = instances[0].uuid
+    got = api.instance_get(ctxt, uuid)
+    assert got['host'] == 'h1' and got['cell_uuid'] == fakes.CELL1_UUID
+    assert [i['uuid'] for i in api.instances_get_by_host(ctxt, 'h1')] == [
+        uuid]
+    updated = api.instance_update(ctxt, uuid, {'task_state': 'spawning'},
+                                  expected_task_state='scheduling')
+    assert updated['task_state'] == 'spawning'
+    with pytest.raises(exception.UnexpectedTaskStateError) as err:
+        api.instance_update(ctxt, uuid, {'task_state': None},
+                            expected_task_state=['deleting'])
+    assert err.value.kwargs['actual'] == 'spawning'
+    api.action_event_start(ctxt, uuid, 'compute_build_and_run_instance',
+                           'h1')
+    api.action_event_finish(ctxt, uuid, 'compute_build_and_run_instance',
+                            'h1', 'Success')
+    api.instance_fault_create(ctxt, uuid, 500, 'boom', 'trace', 'h1')
+    action, = instance_records.list_actions(ctxt, world.cell1, uuid)
+    assert action['events'][0]['result'] == 'Success'
+    assert instance_records.get_instance(ctxt, world.cell1, uuid).fault[
+        'message'] == 'boom'
+    api.instance_destroy(ctxt, uuid)
+    assert world.mapping(uuid)['queued_for_delete']
+    with pytest.raises(exception.InstanceNotFound):
+        api.instance_get(ctxt, uuid)
+    with pytest.raises(exception.InstanceNotFound):
+        api.instance_destroy(ctxt, uuid)
+
+
+def test_reschedule_cast(served):
+    world, api = served
+    ctxt = fx.ctxt()
+    spec, instances = world.boot(1)
+    world.manager.schedule_and_build_instances(
+        ctxt, spec.to_primitive(), [instances[0].uuid])
+    build = world.compute.builds.pop()
+    world.compute.done.clear()
+    world.placement.delete('/allocations/%s' % instances[0].uuid, '1.36')
+    api.build_instances(ctxt, build['instance'], build['request_spec'],
+                        build['alternates'], 'h1', 'h1', 'spawn failed')
+    assert world.compute.done.wait(10)
+    deadline = time.monotonic() + 5
+    while not world.compute.builds and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert world.compute.builds[0]['host'] == 'h2'
+
+
+def _on_h1(world, ctxt, count):
+    """``count`` instances built, then all moved to h1; their uuids."""
+    spec, instances = world.boot(count)
+    world.manager.schedule_and_build_instances(
+        ctxt, spec.to_primitive(), [i.uuid for i in instances])
+    for instance in instances:
+        world.manager.records.instance_update(
+            ctxt, instance.uuid, {'host': 'h1', 'node': 'h1'})
+    return [i.uuid for i in instances]
+
+
+def test_instances_sync_of_a_host(served):
+    world, api = served
+    ctxt = fx.ctxt()
+    first, second = _on_h1(world, ctxt, 2)
+    full = api.instances_get_by_host(ctxt, 'h1',
+                                     changed_since=rpcapi.SINCE_EVER)
+    assert sorted(full['uuids']) == sorted([first, second])
+    assert sorted(r['uuid'] for r in full['instances']) == sorted(
+        full['uuids'])
+    assert set(full['instances'][0]) == set(
+        host_instances.TRACKED_FIELDS) | {'deleted'}
+    quiet = api.instances_get_by_host(ctxt, 'h1',
+                                      changed_since=full['as_of'])
+    assert quiet['instances'] == [] and quiet['as_of'] >= full['as_of']
+    api.instance_update(ctxt, first, {'task_state': 'rebooting'})
+    api.instance_destroy(ctxt, second)
+    changed = api.instances_get_by_host(ctxt, 'h1',
+                                        changed_since=full['as_of'])
+    assert [r['task_state'] for r in changed['instances']] == ['rebooting']
+    assert changed['uuids'] == [first]
+    # NOTE: the 1.0 call answers as it always did.
+    assert [i['uuid'] for i in api.instances_get_by_host(ctxt, 'h1')] == [
+        first]
+
+
+def test_instances_sync_under_a_1_0_cap(served):
+    world, _api = served
+    ctxt = fx.ctxt()
+    uuid, = _on_h1(world, ctxt, 1)
+    CONF.set_override('conductor', '1.0', group='upgrade_levels')
+    try:
+        api = rpcapi.ConductorAPI()
+        reply = api.instances_get_by_host(ctxt, 'h1',
+                                          changed_since=rpcapi.SINCE_EVER)
+    finally:
+        CONF.clear_override('conductor', group='upgrade_levels')
+    assert reply['as_of'] is None and reply['uuids'] == [uuid]
+    # NOTE: the whole Instance primitives of the 1.0 call.
+    assert reply['instances'][0]['display_name'] == 'vm'

@@ -1,0 +1,146 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Instances, faults and actions in a cell database."""
+
+import json
+
+import pytest
+
+from common.db import instance_records as records
+from common import exception
+from common.objects import instance as instance_obj
+from tests.unit.db import records_fixtures as fx
+
+
+@pytest.fixture
+def cell(tmp_path):
+    database = fx.cell_database(tmp_path)
+    yield database
+    database.dispose()
+
+
+def _create(cell, **kwargs):
+    return records.create_instance(fx.ctxt(), cell, fx.instance(**kwargs))
+
+
+def test_create_and_get_round_trip(cell):
+    inst = fx.instance(host='h1', node='n1', availability_zone='az1',
+                       numa_topology={'cells': []}, metadata={'k': 'v'},
+                       image_meta={'hw_cpu_policy': 'dedicated'},
+                       pci_requests=[{'alias': 'a', 'count': 1}],
+                       cell_uuid=fx.CELL1_UUID)
+    created = records.create_instance(fx.ctxt(), cell, inst)
+    assert created.created_at and created.cell_uuid == fx.CELL1_UUID
+    got = records.get_instance(fx.ctxt(), cell, inst.uuid)
+    assert got.flavor == inst.flavor
+    assert (got.host, got.node, got.availability_zone) == ('h1', 'n1', 'az1')
+    assert got.numa_topology == {'cells': []}
+    assert got.metadata == {'k': 'v'} and got.pci_requests[0]['count'] == 1
+    assert got.vm_state == instance_obj.BUILDING and not got.deleted
+    with pytest.raises(exception.InstanceNotFound):
+        records.get_instance(fx.ctxt(), cell, 'nope')
+
+
+def test_update_with_task_state_guard(cell):
+    inst = _create(cell)
+    ctxt = fx.ctxt()
+    updated = records.update_instance(
+        ctxt, cell, inst.uuid,
+        {'task_state': instance_obj.SPAWNING, 'host': 'h2',
+         'launched_at': '2024-01-02T03:04:05'},
+        expected_task_state=instance_obj.SCHEDULING)
+    assert updated.task_state == 'spawning' and updated.host == 'h2'
+    assert updated.launched_at == '2024-01-02T03:04:05'
+    with pytest.raises(exception.UnexpectedTaskStateError) as err:
+        records.update_instance(ctxt, cell, inst.uuid, {'task_state': None},
+                                expected_task_state=[None, 'deleting'])
+    assert 'spawning' in str(err.value)
+    done = records.update_instance(
+        ctxt, cell, inst.uuid,
+        {'task_state': None, 'vm_state': instance_obj.ACTIVE},
+        expected_task_state=['spawning', None])
+    assert done.status == 'ACTIVE'
+    records.update_instance(ctxt, cell, inst.uuid, {'display_name': 'x'},
+                            expected_task_state=[None])
+    with pytest.raises(ValueError):
+        records.update_instance(ctxt, cell, inst.uuid, {'uuid': 'other'})
+    with pytest.raises(exception.InstanceNotFound):
+        records.update_instance(ctxt, cell, 'nope', {'host': 'h'})
+
+
+def test_destroy_is_a_soft_delete(cell):
+    inst = _create(cell)
+    gone = records.destroy_instance(fx.ctxt(), cell, inst.uuid)
+    assert gone.deleted and gone.vm_state == instance_obj.DELETED
+    assert gone.terminated_at is not None
+    with pytest.raises(exception.InstanceNotFound):
+        records.get_instance(fx.ctxt(), cell, inst.uuid)
+    assert records.get_instance(fx.ctxt(), cell, inst.uuid,
+                                read_deleted=True).deleted
+    with pytest.raises(exception.InstanceNotFound):
+        records.destroy_instance(fx.ctxt(), cell, inst.uuid)
+    # The uuid stays taken by the deleted row's history.
+    assert records.list_instances(fx.ctxt(), cell) == []
+    assert len(records.list_instances(fx.ctxt(), cell, deleted=True)) == 1
+    assert len(records.list_instances(fx.ctxt(), cell, deleted=None)) == 1
+
+
+def test_faults_latest_first_and_attached_to_errors(cell):
+    inst = _create(cell, vm_state=instance_obj.ERROR)
+    ctxt = fx.ctxt()
+    records.add_fault(ctxt, cell, inst.uuid, 500, 'first')
+    records.add_fault(ctxt, cell, inst.uuid, 500, 'No valid host ' * 40,
+                      details={'summary': '3 hosts'}, host='h1')
+    fault = records.get_instance(ctxt, cell, inst.uuid).fault
+    assert len(fault['message']) == 255 and fault['host'] == 'h1'
+    assert json.loads(fault['details']) == {'summary': '3 hosts'}
+    listed, = records.list_instances(ctxt, cell)
+    assert listed.fault['code'] == 500
+    assert records.get_instances(ctxt, cell, [inst.uuid, 'x'])[
+        inst.uuid].fault['host'] == 'h1'
+
+
+def test_listing_filters_and_pages(cell):
+    made = [_create(cell, host='h%d' % (i % 2)) for i in range(5)]
+    _create(cell, project_id='p2')
+    ctxt = fx.ctxt()
+    newest_first = [i.uuid for i in reversed(made)]
+    page1 = records.list_instances(ctxt, cell, project_id='p1', limit=2)
+    assert [i.uuid for i in page1] == newest_first[:2]
+    page2 = records.list_instances(ctxt, cell, project_id='p1', limit=2,
+                                   marker=page1[-1].uuid)
+    assert [i.uuid for i in page2] == newest_first[2:4]
+    assert len(records.list_instances(ctxt, cell, host='h0')) == 3
+    with pytest.raises(exception.InstanceNotFound):
+        records.list_instances(ctxt, cell, marker='nope')
+
+
+def test_count_by_project(cell):
+    _create(cell, flavor=fx.flavor(vcpus=2, memory_mb=1024))
+    _create(cell, flavor=fx.flavor(vcpus=4, memory_mb=2048))
+    gone = _create(cell)
+    records.destroy_instance(fx.ctxt(), cell, gone.uuid)
+    assert records.count_instances_by_project(fx.ctxt(), cell, 'p1') == (
+        2, 6, 3072)
+
+
+def test_actions_and_events(cell):
+    inst = _create(cell)
+    ctxt = fx.ctxt()
+    assert records.action_event_start(ctxt, cell, inst.uuid, 'e0') is None
+    records.record_action(ctxt, cell, inst.uuid, 'create')
+    records.action_event_start(ctxt, cell, inst.uuid,
+                               'compute_build_and_run_instance', 'h1')
+    records.action_event_finish(ctxt, cell, inst.uuid,
+                                'compute_build_and_run_instance', 'h1',
+                                'Error', traceback='boom')
+    records.action_event_finish(ctxt, cell, inst.uuid, 'never_started',
+                                'h1', 'Success')
+    action, = records.list_actions(ctxt, cell, inst.uuid)
+    assert action['action'] == 'create' and action['message'] == 'Error'
+    assert action['request_id'] == ctxt.request_id
+    assert [(e['event'], e['result']) for e in action['events']] == [
+        ('compute_build_and_run_instance', 'Error'),
+        ('never_started', 'Success')]
+    assert action['events'][0]['traceback'] == 'boom'
