@@ -28,6 +28,34 @@ Possible values:
 * noauth2: no real authentication. Never use it where the API is reachable
   by anybody you do not trust.
 """),
+    # NOTE: the options below are the compute API's (berth-api) only.
+    cfg.HostAddressOpt(
+        'bind_host', default='0.0.0.0',
+        help="""
+The address the compute API (``berth-api``) listens on.
+
+A deployment behind uwsgi or gunicorn uses
+``services.api.wsgi:application`` instead and ignores this.
+"""),
+    cfg.PortOpt(
+        'bind_port', default=8774,
+        help='The TCP port the compute API (``berth-api``) listens on.'),
+    cfg.IntOpt(
+        'threads', default=16, min=1,
+        help="""
+The number of request threads of the compute API's built-in server.
+
+Each thread holds at most one connection per database at a time, so keep
+[api_database] and [database] max_pool_size plus max_overflow at or above
+this.
+"""),
+    cfg.IntOpt(
+        'max_limit', default=1000, min=1,
+        help="""
+The most items one list request of the compute API returns.
+
+Clients page through longer lists with ``limit`` and ``marker``.
+"""),
 ]
 
 

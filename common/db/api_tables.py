@@ -221,3 +221,30 @@ quotas = sa.Table(
     sa.UniqueConstraint('project_id', 'resource',
                         name='uniq_quotas0project_id0resource'),
 )
+
+# NOTE: the built-in image catalog, used when no Glance is configured
+# (services/api/records/images.py): image records and their properties,
+# never image data.
+images = sa.Table(
+    'images', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('name', sa.String(255)),
+    sa.Column('status', sa.String(30), nullable=False),
+    sa.Column('visibility', sa.String(20), nullable=False),
+    sa.Column('protected', sa.Boolean, nullable=False, default=False),
+    sa.Column('os_hidden', sa.Boolean, nullable=False, default=False),
+    sa.Column('owner', sa.String(255)),
+    sa.Column('disk_format', sa.String(20)),
+    sa.Column('container_format', sa.String(20)),
+    sa.Column('size', sa.BigInteger),
+    sa.Column('checksum', sa.String(32)),
+    sa.Column('min_ram', sa.Integer, nullable=False, default=0),
+    sa.Column('min_disk', sa.Integer, nullable=False, default=0),
+    sa.Column('tags', sa.Text, nullable=False),
+    sa.Column('properties', sa.Text().with_variant(mysql.MEDIUMTEXT(),
+                                                   'mysql'), nullable=False),
+    sa.Column('created_at', sa.DateTime),
+    sa.Column('updated_at', sa.DateTime),
+    sa.UniqueConstraint('uuid', name='uniq_images0uuid'),
+)

@@ -1,0 +1,246 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Flavor extra spec validation, applied when extra specs are written.
+
+A flavor's ``hw:`` keys are read at every boot (NUMA, pinning, page
+sizes), ``resources:`` and ``trait:`` keys shape the placement query;
+a typo there must fail when the administrator sets it, with a 400 naming
+the key, not as a 500 at boot (seeds digest B11: ``hw:cpu_thread_policy=
+avoid``). So every key of a namespace Berth knows is checked: an unknown
+key in it, or a value outside its domain, is refused. Keys without a
+namespace, and namespaces Berth does not know, are free-form, as Nova has
+them (``io=fast`` for AggregateInstanceExtraSpecsFilter, a vendor's own
+scope).
+
+Keys that only make sense together (a thread policy needs dedicated CPUs,
+``hw:numa_cpus.N`` must cover every vCPU) are checked at boot by
+:func:`common.numa.constraints.get_constraints`, because an administrator
+may set them one request at a time.
+"""
+
+import re
+
+import os_resource_classes as orc
+import os_traits
+
+from common.numa import constraints
+from common.numa import cpulist
+from common.numa import exception as numa_exc
+from common.numa import topology
+
+_BOOL = ('true', 'false', '1', '0', 'yes', 'no', 'on', 'off', 't', 'f',
+         'y', 'n')
+
+
+class InvalidExtraSpec(ValueError):
+    """An extra spec key or value Berth refuses (the API's 400)."""
+
+
+def _choices(*allowed):
+    def check(key, value):
+        if value.strip().lower() not in allowed:
+            raise InvalidExtraSpec(
+                'Invalid value %r for extra spec %s: must be one of %s.'
+                % (value, key, ', '.join(allowed)))
+    return check
+
+
+def _integer(minimum=0):
+    def check(key, value):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = None
+        if number is None or number < minimum:
+            raise InvalidExtraSpec(
+                'Invalid value %r for extra spec %s: must be an integer '
+                '>= %d.' % (value, key, minimum))
+    return check
+
+
+def _boolean(key, value):
+    if value.strip().lower() not in _BOOL:
+        raise InvalidExtraSpec('Invalid value %r for extra spec %s: must '
+                               'be a boolean.' % (value, key))
+
+
+def _any(key, value):
+    """Free-form value."""
+
+
+def _cpu_list(key, value):
+    try:
+        cpus = cpulist.parse_cpu_spec(value)
+    except ValueError as exc:
+        raise InvalidExtraSpec('Invalid value %r for extra spec %s: %s'
+                               % (value, key, exc))
+    if not cpus:
+        raise InvalidExtraSpec('Invalid value %r for extra spec %s: no '
+                               'CPU listed.' % (value, key))
+
+
+def _cpu_mask(key, value):
+    # NOTE: a mask such as ``^0-1`` excludes CPUs; the flavor's vCPU
+    # count is not known here, so only the syntax is checked.
+    try:
+        cpulist.parse_cpu_mask(value, range(4096))
+    except ValueError as exc:
+        raise InvalidExtraSpec('Invalid value %r for extra spec %s: %s'
+                               % (value, key, exc))
+
+
+def _page_size(key, value):
+    try:
+        constraints.parse_pagesize(key, value)
+    except numa_exc.NUMARequestInvalid as exc:
+        raise InvalidExtraSpec(str(exc))
+
+
+def _thread_policy(key, value):
+    if value.strip().lower() in ('avoid', 'separate'):
+        raise InvalidExtraSpec(
+            'Invalid value %r for extra spec %s: this policy was removed; '
+            'must be one of %s.' % (value, key,
+                                    ', '.join(topology.THREAD_POLICIES)))
+    _choices(*topology.THREAD_POLICIES)(key, value)
+
+
+HW = {
+    'cpu_policy': _choices(*topology.CPU_POLICIES),
+    'cpu_thread_policy': _thread_policy,
+    'cpu_emulator_threads_policy': _choices('share', 'isolate'),
+    'cpu_realtime': _boolean,
+    'cpu_realtime_mask': _cpu_mask,
+    'cpu_dedicated_mask': _cpu_mask,
+    'cpu_sockets': _integer(1),
+    'cpu_cores': _integer(1),
+    'cpu_threads': _integer(1),
+    'cpu_max_sockets': _integer(1),
+    'cpu_max_cores': _integer(1),
+    'cpu_max_threads': _integer(1),
+    'numa_nodes': _integer(1),
+    'numa_mempolicy': _choices('preferred', 'strict'),
+    'mem_page_size': _page_size,
+    'watchdog_action': _choices('none', 'pause', 'poweroff', 'reset',
+                                'disabled'),
+    'boot_menu': _boolean,
+    'serial_port_count': _integer(0),
+    'pmu': _boolean,
+    'vif_multiqueue_enabled': _boolean,
+    'hide_hypervisor_id': _boolean,
+    'mem_encryption': _boolean,
+    'tpm_version': _choices('1.2', '2.0'),
+    'tpm_model': _choices('tpm-tis', 'tpm-crb'),
+    'pci_numa_affinity_policy': _choices('required', 'legacy', 'preferred',
+                                         'socket'),
+    'emulator_threads_policy': _choices('share', 'isolate'),
+    'locked_memory': _boolean,
+    'virtio_packed_ring': _boolean,
+    'maxphysaddr_mode': _choices('passthrough', 'emulate'),
+    'maxphysaddr_bits': _integer(1),
+    'viommu_model': _choices('intel', 'smmuv3', 'virtio', 'auto'),
+    'machine_type': _any,
+    'vpmem_labels': _any,
+    'cpu_model': _any,
+}
+# hw:numa_cpus.N and hw:numa_mem.N, N a guest NUMA node.
+HW_INDEXED = {
+    'numa_cpus': _cpu_list,
+    'numa_mem': _integer(0),
+}
+
+QUOTA = {name: _integer(0) for name in (
+    'cpu_shares', 'cpu_period', 'cpu_quota', 'cpu_limit', 'cpu_reservation',
+    'memory_limit', 'memory_reservation', 'memory_shares_level',
+    'memory_shares_share', 'disk_read_bytes_sec', 'disk_read_iops_sec',
+    'disk_write_bytes_sec', 'disk_write_iops_sec', 'disk_total_bytes_sec',
+    'disk_total_iops_sec', 'disk_io_limit', 'disk_io_reservation',
+    'vif_inbound_average', 'vif_inbound_peak', 'vif_inbound_burst',
+    'vif_outbound_average', 'vif_outbound_peak', 'vif_outbound_burst',
+    'vif_limit', 'vif_reservation')}
+QUOTA['cpu_shares_level'] = _choices('custom', 'high', 'normal', 'low')
+
+NAMESPACES = {
+    'hw': HW,
+    'hw_rng': {'allowed': _boolean, 'rate_bytes': _integer(0),
+               'rate_period': _integer(0)},
+    'hw_video': {'ram_max_mb': _integer(0)},
+    'quota': QUOTA,
+    'os': {'secure_boot': _choices('required', 'disabled', 'optional'),
+           'monitors': _integer(0)},
+    'pci_passthrough': {'alias': _any},
+    'accel': {'device_profile': _any},
+}
+
+_RESOURCES_RE = re.compile(r'^resources([a-zA-Z0-9_-]{0,64}):(.*)$')
+_TRAIT_RE = re.compile(r'^trait([a-zA-Z0-9_-]{0,64}):(.*)$')
+_NUMA_INDEX_RE = re.compile(r'^(numa_cpus|numa_mem)\.(\d+)$')
+_STANDARD_TRAITS = frozenset(os_traits.get_traits())
+_PCI_ALIAS_RE = re.compile(r'^\s*[^:,\s]+(\s*:\s*\d+)?\s*'
+                           r'(,\s*[^:,\s]+(\s*:\s*\d+)?\s*)*$')
+
+
+def _check_resource(key, name, value):
+    if not (name in orc.STANDARDS or orc.is_custom(name)):
+        raise InvalidExtraSpec(
+            'Invalid extra spec %s: %s is not a standard resource class '
+            'nor a CUSTOM_ one.' % (key, name))
+    _integer(0)(key, value)
+
+
+def _check_trait(key, name, value):
+    if not (name in _STANDARD_TRAITS or os_traits.is_custom(name)):
+        raise InvalidExtraSpec(
+            'Invalid extra spec %s: %s is not a standard trait nor a '
+            'CUSTOM_ one.' % (key, name))
+    _choices('required', 'forbidden')(key, value)
+
+
+def _check_namespaced(key, namespace, name, value):
+    table = NAMESPACES[namespace]
+    if namespace == 'hw':
+        indexed = _NUMA_INDEX_RE.match(name)
+        if indexed:
+            return HW_INDEXED[indexed.group(1)](key, value)
+    if namespace == 'pci_passthrough' and name == 'alias':
+        if not _PCI_ALIAS_RE.match(value):
+            raise InvalidExtraSpec(
+                'Invalid value %r for extra spec %s: must be '
+                'alias[:count][,alias[:count]...].' % (value, key))
+        return None
+    check = table.get(name)
+    if check is None:
+        raise InvalidExtraSpec(
+            'Extra spec %s is not a known %s: key (known: %s).'
+            % (key, namespace, ', '.join(sorted(table))))
+    return check(key, value)
+
+
+def validate_one(key, value):
+    """Check one extra spec.
+
+    :raises InvalidExtraSpec: naming the key and what is wrong.
+    """
+    value = str(value)
+    match = _RESOURCES_RE.match(key)
+    if match:
+        return _check_resource(key, match.group(2), value)
+    match = _TRAIT_RE.match(key)
+    if match:
+        return _check_trait(key, match.group(2), value)
+    if key == 'group_policy':
+        return _choices('none', 'isolate')(key, value)
+    namespace, sep, name = key.partition(':')
+    if sep and namespace in NAMESPACES:
+        return _check_namespaced(key, namespace, name, value)
+    return None
+
+
+def validate(specs):
+    """Check every extra spec of ``specs`` (key -> value).
+
+    :raises InvalidExtraSpec: for the first bad one, in key order.
+    """
+    for key in sorted(specs):
+        validate_one(key, specs[key])

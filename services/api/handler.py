@@ -1,0 +1,219 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The compute API URL map and the dispatcher that serves it.
+
+``ROUTE_DECLARATIONS`` is the v2.1 API at a glance, paths relative to
+``/v2.1``. As in Nova, every path may also carry the project id after
+``/v2.1`` (``/v2.1/{project_id}/servers``), the form of keystone catalogs
+that still name it. ``IMAGE_ROUTE_DECLARATIONS`` is the built-in image
+catalog under ``/image`` (Glance v2 paths).
+"""
+
+import webob
+
+from services.api import errors
+from services.api.handlers import aggregates
+from services.api.handlers import availability_zones
+from services.api.handlers import flavor_access
+from services.api.handlers import flavor_extra_specs
+from services.api.handlers import flavors
+from services.api.handlers import hypervisors
+from services.api.handlers import identity
+from services.api.handlers import images
+from services.api.handlers import instance_actions
+from services.api.handlers import limits
+from services.api.handlers import quota_sets
+from services.api.handlers import root
+from services.api.handlers import server_groups
+from services.api.handlers import servers
+from services.api.handlers import services
+from services.api import router
+
+V21 = '/v2.1'
+
+ROUTE_DECLARATIONS = {
+    '/': {'GET': root.version_v21},
+    '/servers': {
+        'GET': servers.list_servers,
+        'POST': servers.create_server,
+    },
+    '/servers/detail': {'GET': servers.list_servers_detail},
+    '/servers/{server_id}': {
+        'GET': servers.show_server,
+        'PUT': servers.update_server,
+        'DELETE': servers.delete_server,
+    },
+    '/servers/{server_id}/os-instance-actions': {
+        'GET': instance_actions.list_actions,
+    },
+    '/servers/{server_id}/os-instance-actions/{request_id}': {
+        'GET': instance_actions.show_action,
+    },
+    '/flavors': {
+        'GET': flavors.list_flavors,
+        'POST': flavors.create_flavor,
+    },
+    '/flavors/detail': {'GET': flavors.list_flavors_detail},
+    '/flavors/{flavor_id}': {
+        'GET': flavors.show_flavor,
+        'PUT': flavors.update_flavor,
+        'DELETE': flavors.delete_flavor,
+    },
+    '/flavors/{flavor_id}/action': {'POST': flavor_access.flavor_action},
+    '/flavors/{flavor_id}/os-flavor-access': {
+        'GET': flavor_access.list_access,
+    },
+    '/flavors/{flavor_id}/os-extra_specs': {
+        'GET': flavor_extra_specs.list_extra_specs,
+        'POST': flavor_extra_specs.create_extra_specs,
+    },
+    '/flavors/{flavor_id}/os-extra_specs/{key}': {
+        'GET': flavor_extra_specs.show_extra_spec,
+        'PUT': flavor_extra_specs.update_extra_spec,
+        'DELETE': flavor_extra_specs.delete_extra_spec,
+    },
+    '/os-aggregates': {
+        'GET': aggregates.list_aggregates,
+        'POST': aggregates.create_aggregate,
+    },
+    '/os-aggregates/{aggregate_id}': {
+        'GET': aggregates.show_aggregate,
+        'PUT': aggregates.update_aggregate,
+        'DELETE': aggregates.delete_aggregate,
+    },
+    '/os-aggregates/{aggregate_id}/action': {
+        'POST': aggregates.aggregate_action,
+    },
+    '/os-availability-zone': {'GET': availability_zones.list_zones},
+    '/os-availability-zone/detail': {
+        'GET': availability_zones.list_zones_detail,
+    },
+    '/os-server-groups': {
+        'GET': server_groups.list_groups,
+        'POST': server_groups.create_group,
+    },
+    '/os-server-groups/{group_id}': {
+        'GET': server_groups.show_group,
+        'DELETE': server_groups.delete_group,
+    },
+    '/os-services': {'GET': services.list_services},
+    '/os-services/{service_id}': {
+        'PUT': services.update_service,
+        'DELETE': services.delete_service,
+    },
+    '/os-hypervisors': {'GET': hypervisors.list_hypervisors},
+    '/os-hypervisors/detail': {'GET': hypervisors.list_hypervisors_detail},
+    '/os-hypervisors/statistics': {
+        'GET': hypervisors.hypervisor_statistics,
+    },
+    '/os-hypervisors/{hypervisor_id}': {
+        'GET': hypervisors.show_hypervisor,
+    },
+    '/os-hypervisors/{hypervisor_id}/uptime': {
+        'GET': hypervisors.hypervisor_uptime,
+    },
+    '/os-quota-sets/{project_id}': {
+        'GET': quota_sets.show_quota,
+        'PUT': quota_sets.update_quota,
+        'DELETE': quota_sets.delete_quota,
+    },
+    '/os-quota-sets/{project_id}/defaults': {
+        'GET': quota_sets.show_defaults,
+    },
+    '/os-quota-sets/{project_id}/detail': {
+        'GET': quota_sets.show_quota_detail,
+    },
+    '/limits': {'GET': limits.show_limits},
+}
+
+IMAGE_ROUTE_DECLARATIONS = {
+    '/image': {'GET': images.versions},
+    '/image/v2/images': {
+        'GET': images.list_images,
+        'POST': images.create_image,
+    },
+    '/image/v2/images/{image_id}': {
+        'GET': images.show_image,
+        'PATCH': images.update_image,
+        'DELETE': images.delete_image,
+    },
+    '/image/v2/images/{image_id}/file': {
+        'GET': images.download_image,
+        'PUT': images.upload_image,
+    },
+    '/image/v2/images/{image_id}/tags/{tag}': {
+        'PUT': images.add_tag,
+        'DELETE': images.delete_tag,
+    },
+}
+
+# The noauth2 stand-in for Keystone's discovery (see handlers/identity.py).
+IDENTITY_ROUTE_DECLARATIONS = {
+    '/identity': {'GET': identity.versions},
+    '/identity/v3': {'GET': identity.version_v3},
+    '/identity/v3/projects': {'GET': identity.list_projects},
+    '/identity/v3/projects/{project_id}': {'GET': identity.show_project},
+}
+
+# The first path segments under /v2.1 that are resources, not a project.
+TOP_LEVEL = frozenset(t.split('/')[1] for t in ROUTE_DECLARATIONS if t != '/')
+
+
+def _not_found():
+    return errors.NotFound('The resource could not be found.')
+
+
+def _not_allowed(allowed):
+    return errors.MethodNotAllowed(
+        'The method is not allowed for this resource.',
+        headers={'Allow': allowed})
+
+
+def compute_path(path):
+    """The route path of a request under /v2.1, project id removed.
+
+    :returns: the path relative to /v2.1, or None when ``path`` is not
+        under /v2.1.
+    """
+    if path != V21 and not path.startswith(V21 + '/'):
+        return None
+    rest = path[len(V21):] or '/'
+    segments = rest.strip('/').split('/')
+    if segments[0] and segments[0] not in TOP_LEVEL and len(segments) > 1:
+        rest = '/' + '/'.join(segments[1:])
+    return rest
+
+
+class Dispatcher(object):
+    """The WSGI app at the bottom of the stack: route and call a handler.
+    """
+
+    def __init__(self, conf):
+        self.conf = conf
+        self.compute = router.Router(ROUTE_DECLARATIONS, _not_found,
+                                     _not_allowed)
+        self.image = router.Router(IMAGE_ROUTE_DECLARATIONS, _not_found,
+                                   _not_allowed)
+        self.identity = router.Router(IDENTITY_ROUTE_DECLARATIONS,
+                                      _not_found, _not_allowed)
+
+    def _handler(self, req):
+        path = req.path_info or '/'
+        if path == '/':
+            return root.versions, {}
+        if path == '/image' or path.startswith('/image/'):
+            return self.image.handler_for(req.method, path)
+        if path == '/identity' or path.startswith('/identity/'):
+            return self.identity.handler_for(req.method, path)
+        relative = compute_path(path)
+        if relative is None:
+            raise _not_found()
+        return self.compute.handler_for(req.method, relative)
+
+    def __call__(self, environ, start_response):
+        req = webob.Request(environ)
+        handler, urlvars = self._handler(req)
+        req.urlvars = urlvars
+        resp = handler(req)
+        return resp(environ, start_response)

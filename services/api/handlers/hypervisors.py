@@ -1,0 +1,181 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Handlers for /os-hypervisors: the compute nodes of every cell.
+
+A hypervisor's id is its compute node's uuid (2.53), which is also its
+placement resource provider's. Details carry the usage the node's
+resource tracker last reported (vCPUs, RAM and disk, used and free,
+running VMs), the fields Nova shows up to 2.87.
+"""
+
+from common.db import instance_records
+from services.api import cell_hosts
+from services.api import errors
+from services.api import policies
+from services.api import util
+
+UUID_VERSION = (2, 53)
+CPU_INFO_OBJECT_VERSION = (2, 28)
+
+
+def _service_for(ctx, cell, node, cache):
+    key = (cell.uuid, node['host'])
+    if key not in cache:
+        cache[key] = cell_hosts.compute_service(ctx, node['host'], cell)
+    return cache[key]
+
+
+def _basic(req, node, service):
+    return {
+        'id': (node['uuid'] if util.at_least(req, UUID_VERSION)
+               else node['id']),
+        'hypervisor_hostname': node['hypervisor_hostname'],
+        'state': 'up' if service and cell_hosts.is_up(service) else 'down',
+        'status': ('disabled' if service is None or service['disabled']
+                   else 'enabled'),
+    }
+
+
+def _detail(req, node, service):
+    body = _basic(req, node, service)
+    cpu_info = node['cpu_info']
+    if not util.at_least(req, CPU_INFO_OBJECT_VERSION):
+        cpu_info = util.json_text(cpu_info)
+    body.update({
+        'vcpus': node['vcpus'],
+        'memory_mb': node['memory_mb'],
+        'local_gb': node['local_gb'],
+        'vcpus_used': node['vcpus_used'],
+        'memory_mb_used': node['memory_mb_used'],
+        'local_gb_used': node['local_gb_used'],
+        'free_ram_mb': (node['free_ram_mb'] if node['free_ram_mb'] is not None
+                        else node['memory_mb'] - node['memory_mb_used']),
+        'free_disk_gb': (node['free_disk_gb']
+                         if node['free_disk_gb'] is not None
+                         else node['local_gb'] - node['local_gb_used']),
+        'current_workload': node['current_workload'] or 0,
+        'running_vms': node['running_vms'] or 0,
+        'disk_available_least': node['free_disk_gb'],
+        'hypervisor_type': node['hypervisor_type'],
+        'hypervisor_version': node['hypervisor_version'],
+        'host_ip': node['host_ip'],
+        'cpu_info': cpu_info if cpu_info is not None else {},
+        'service': {
+            'host': node['host'],
+            'id': (service['uuid'] if util.at_least(req, UUID_VERSION)
+                   else service['id']) if service else None,
+            'disabled_reason': service['disabled_reason'] if service
+            else None,
+        },
+    })
+    return body
+
+
+def _servers(ctx, cell, node):
+    instances = instance_records.list_instances(
+        ctx, cell_hosts.database(cell), host=node['host'],
+        node=node['hypervisor_hostname'])
+    return [{'name': i.display_name, 'uuid': i.uuid} for i in instances]
+
+
+def _nodes(req):
+    ctx = util.context(req)
+    found = cell_hosts.list_compute_nodes(ctx)
+    pattern = req.GET.get('hypervisor_hostname_pattern')
+    if pattern:
+        found = [(c, n) for c, n in found
+                 if pattern in (n['hypervisor_hostname'] or '')]
+    marker = req.GET.get('marker')
+    if marker is not None:
+        ids = [str(n['uuid'] if util.at_least(req, UUID_VERSION)
+                   else n['id']) for _c, n in found]
+        if marker not in ids:
+            raise errors.BadRequest('marker [%s] not found' % marker)
+        found = found[ids.index(marker) + 1:]
+    limit = util.query_int(req, 'limit')
+    if limit is not None:
+        found = found[:limit]
+    return ctx, found
+
+
+def _list(req, detail):
+    ctx, found = _nodes(req)
+    with_servers = util.query_bool(req, 'with_servers')
+    cache = {}
+    bodies = []
+    for cell, node in found:
+        service = _service_for(ctx, cell, node, cache)
+        body = (_detail if detail else _basic)(req, node, service)
+        if with_servers:
+            body['servers'] = _servers(ctx, cell, node)
+        bodies.append(body)
+    return util.json_response({'hypervisors': bodies})
+
+
+def list_hypervisors(req):
+    """GET /os-hypervisors (admin): id, name, state, status."""
+    policies.authorize(req, 'os_compute_api:os-hypervisors:list')
+    return _list(req, detail=False)
+
+
+def list_hypervisors_detail(req):
+    """GET /os-hypervisors/detail (admin): with usage."""
+    policies.authorize(req, 'os_compute_api:os-hypervisors:list-detail')
+    return _list(req, detail=True)
+
+
+def _find(req):
+    ctx = util.context(req)
+    ident = req.urlvars['hypervisor_id']
+    found = None
+    if util.is_uuid_like(ident):
+        found = cell_hosts.find_compute_node(ctx, ident)
+    if found is None:
+        raise errors.NotFound('Hypervisor with ID %s could not be found.'
+                              % ident)
+    return ctx, found
+
+
+def show_hypervisor(req):
+    """GET /os-hypervisors/{hypervisor_id} (admin): with usage.
+
+    ``with_servers=true`` adds the instances on it.
+    """
+    policies.authorize(req, 'os_compute_api:os-hypervisors:show')
+    ctx, (cell, node) = _find(req)
+    service = cell_hosts.compute_service(ctx, node['host'], cell)
+    body = _detail(req, node, service)
+    if util.query_bool(req, 'with_servers'):
+        body['servers'] = _servers(ctx, cell, node)
+    return util.json_response({'hypervisor': body})
+
+
+def hypervisor_uptime(req):
+    """GET /os-hypervisors/{hypervisor_id}/uptime: 501.
+
+    Nova asks the compute agent's host; Berth's agents do not report an
+    uptime, and clients (the ``openstack`` CLI) expect a 501 then.
+    """
+    policies.authorize(req, 'os_compute_api:os-hypervisors:uptime')
+    _find(req)
+    raise errors.NotImplementedYet('Virt driver does not implement uptime '
+                                   'function.')
+
+
+def hypervisor_statistics(req):
+    """GET /os-hypervisors/statistics (admin): totals over every node."""
+    policies.authorize(req, 'os_compute_api:os-hypervisors:statistics')
+    ctx = util.context(req)
+    keys = ('vcpus', 'memory_mb', 'local_gb', 'vcpus_used',
+            'memory_mb_used', 'local_gb_used', 'free_ram_mb',
+            'free_disk_gb', 'current_workload', 'running_vms')
+    totals = dict.fromkeys(keys, 0)
+    totals['disk_available_least'] = 0
+    found = cell_hosts.list_compute_nodes(ctx)
+    for _cell, node in found:
+        for key in keys:
+            totals[key] += node[key] or 0
+        totals['disk_available_least'] += node['free_disk_gb'] or 0
+    totals['count'] = len(found)
+    return util.json_response({'hypervisor_statistics': totals})

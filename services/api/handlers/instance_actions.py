@@ -1,0 +1,92 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Handlers for /servers/{server_id}/os-instance-actions.
+
+What was done to a server (``create``, ``delete``...) and, for admins,
+each action's events (``conductor_schedule_and_build_instances``,
+``compute_build_and_run_instance``...) with their results. A server that
+is still a build request has no actions yet: they live in its cell.
+"""
+
+from common.db import instance_records
+from services.api import cell_hosts
+from services.api import errors
+from services.api.handlers import servers as server_handlers
+from services.api import policies
+from services.api import server_view
+from services.api import util
+
+UPDATED_AT_VERSION = (2, 58)
+EVENT_HOST_VERSION = (2, 62)
+
+
+def _actions(req, action):
+    instance, cell = server_handlers.find_authorized(req, action)
+    if cell is None:
+        return instance, []
+    return instance, instance_records.list_actions(
+        util.context(req), cell_hosts.database(cell), instance.uuid)
+
+
+def _action_view(req, action):
+    body = {
+        'action': action['action'],
+        'instance_uuid': action['instance_uuid'],
+        'request_id': action['request_id'],
+        'user_id': action['user_id'],
+        'project_id': action['project_id'],
+        'start_time': util.iso_micro(action['start_time']),
+        'message': action['message'],
+    }
+    if util.at_least(req, UPDATED_AT_VERSION):
+        body['updated_at'] = util.iso_micro(action['updated_at'])
+    return body
+
+
+def _event_view(req, event, project_id, show_traceback):
+    body = {
+        'event': event['event'],
+        'start_time': util.iso_micro(event['start_time']),
+        'finish_time': util.iso_micro(event['finish_time']),
+        'result': event['result'],
+    }
+    if show_traceback:
+        body['traceback'] = event['traceback']
+    if util.at_least(req, EVENT_HOST_VERSION):
+        body['hostId'] = server_view.host_id(project_id, event['host'])
+        if show_traceback:
+            body['host'] = event['host']
+    return body
+
+
+def list_actions(req):
+    """GET /servers/{server_id}/os-instance-actions: newest first."""
+    _instance, actions = _actions(
+        req, 'os_compute_api:os-instance-actions:list')
+    return util.json_response({'instanceActions': [
+        _action_view(req, a) for a in actions]})
+
+
+def show_action(req):
+    """GET /servers/{server_id}/os-instance-actions/{request_id}.
+
+    :raises errors.NotFound: the server has no action of that request.
+    """
+    instance, actions = _actions(
+        req, 'os_compute_api:os-instance-actions:show')
+    request_id = req.urlvars['request_id']
+    found = [a for a in actions if a['request_id'] == request_id]
+    if not found:
+        raise errors.NotFound('Action for request_id %s on instance %s not '
+                              'found' % (request_id, instance.uuid))
+    action = found[0]
+    body = _action_view(req, action)
+    show_events = policies.authorize(
+        req, 'os_compute_api:os-instance-actions:events',
+        {'project_id': instance.project_id}, fatal=False)
+    if show_events or util.at_least(req, (2, 51)):
+        body['events'] = [
+            _event_view(req, e, instance.project_id, show_events)
+            for e in action['events']]
+    return util.json_response({'instanceAction': body})

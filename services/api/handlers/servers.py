@@ -1,0 +1,252 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Handlers for /servers: list, detail, show, create, rename, delete.
+
+Creation validates and records (:mod:`services.api.boot`), lists merge
+build requests and every cell (:mod:`services.api.server_lookup`),
+deletion picks the RPC or the local path (:mod:`services.api.deletion`).
+"""
+
+from common.db import instance_records
+from services.api import boot
+from services.api import cell_hosts
+from services.api import deletion
+from services.api import errors
+from services.api import policies
+from services.api import quota
+from services.api.records import aggregates as agg_records
+from services.api.records import server_groups as group_records
+from services.api.schemas import servers as schema
+from services.api.schemas import types
+from services.api import server_lookup
+from services.api import server_view
+from services.api import util
+
+REQUESTED_DESTINATION_VERSION = (2, 74)
+SERVER_GROUPS_VERSION = (2, 71)
+_FILTERS = ('name', 'status', 'availability_zone', 'reservation_id',
+            'node', 'image', 'flavor')
+
+
+def _project_scope(req, action):
+    """The project to list (None: all) for the caller and its query."""
+    ctx = util.context(req)
+    all_tenants = 'all_tenants' in req.GET and util.query_bool(
+        req, 'all_tenants', default=True)
+    if all_tenants and policies.authorize(
+            req, action + ':get_all_tenants', fatal=False):
+        return req.GET.get('project_id') or req.GET.get('tenant_id')
+    return ctx.project_id
+
+
+def _list(req, action, detail):
+    policies.authorize(req, action)
+    ctx = util.context(req)
+    project_id = _project_scope(req, action)
+    max_limit = util.conf(req).api.max_limit
+    limit = min(util.query_int(req, 'limit', max_limit), max_limit)
+    filters = {k: req.GET[k] for k in _FILTERS if k in req.GET}
+    host = None
+    if 'host' in req.GET and policies.authorize(
+            req, 'os_compute_api:os-extended-server-attributes',
+            fatal=False):
+        host = req.GET['host']
+    servers = server_lookup.list_servers(
+        ctx, project_id=project_id, host=host, filters=filters, limit=limit,
+        marker=req.GET.get('marker'))
+    if detail:
+        viewer = server_view.Viewer(req)
+        bodies = [viewer.detail(i, c) for i, c in servers]
+    else:
+        bodies = [server_view.index_view(req, i) for i, _c in servers]
+    body = {'servers': bodies}
+    if limit and len(servers) == limit:
+        body['servers_links'] = [{'rel': 'next', 'href': '%s?limit=%d&'
+                                  'marker=%s' % (
+                                      util.self_link(req, 'servers'), limit,
+                                      servers[-1][0].uuid)}]
+    return util.json_response(body)
+
+
+def list_servers(req):
+    """GET /servers: ids, names and links, newest first."""
+    return _list(req, 'os_compute_api:servers:index', detail=False)
+
+
+def list_servers_detail(req):
+    """GET /servers/detail: every field, newest first."""
+    return _list(req, 'os_compute_api:servers:detail', detail=True)
+
+
+def find_authorized(req, action):
+    """(Instance, cell) of ``server_id`` if the caller may ``action`` it.
+
+    :raises errors.NotFound: no such server.
+    :raises errors.Forbidden: the policy denies it.
+    """
+    instance, cell = server_lookup.find(util.context(req),
+                                        req.urlvars['server_id'])
+    policies.authorize(req, action, {'project_id': instance.project_id,
+                                     'user_id': instance.user_id})
+    return instance, cell
+
+
+def show_server(req):
+    """GET /servers/{server_id}."""
+    instance, cell = find_authorized(req, 'os_compute_api:servers:show')
+    body = server_view.Viewer(req).detail(instance, cell)
+    if util.at_least(req, SERVER_GROUPS_VERSION):
+        body['server_groups'] = group_records.groups_of_instance(
+            util.context(req), instance.uuid)
+    return util.json_response({'server': body})
+
+
+def _placement(req, data):
+    """The zone / forced host / requested destination of a create body."""
+    ctx = util.context(req)
+    conf = util.conf(req)
+    zone, host, node = boot.parse_zone(data.get('availability_zone'))
+    if host or node:
+        policies.authorize(req, 'os_compute_api:servers:create:forced_host')
+    place = boot.Placement(zone=zone or (None if host or node
+                                         else conf.default_schedule_zone),
+                           force_host=host, force_node=node)
+    if data.get('host') or data.get('hypervisor_hostname'):
+        policies.authorize(
+            req, 'os_compute_api:servers:create:requested_destination')
+        place.requested_host = data.get('host')
+        place.requested_node = data.get('hypervisor_hostname')
+        if not cell_hosts.host_exists(ctx, place.requested_host,
+                                      place.requested_node) and (
+                place.requested_host):
+            raise errors.BadRequest('Compute host %s could not be found.'
+                                    % place.requested_host)
+    if place.zone and not (host or node):
+        known = {z for zones in agg_records.zones_by_host(ctx).values()
+                 for z in zones}
+        known.add(conf.default_availability_zone)
+        if place.zone not in known:
+            raise errors.BadRequest('The requested availability zone is not '
+                                    'available')
+    return place
+
+
+def _create_schema(req):
+    for minimum, body_schema in schema.CREATE_BY_VERSION:
+        if util.at_least(req, minimum):
+            return body_schema
+    return schema.CREATE
+
+
+def _counts(data):
+    min_count = types.to_int(data.get('min_count', 1))
+    max_count = types.to_int(data.get('max_count', min_count))
+    if min_count < 1 or max_count < 1:
+        raise errors.BadRequest('min_count and max_count must be >= 1.')
+    if min_count > max_count:
+        raise errors.BadRequest("min_count must be <= max_count")
+    return min_count, max_count
+
+
+def _unsupported(data):
+    if data.get('description') or data.get('tags'):
+        raise errors.BadRequest('Berth keeps no server descriptions or '
+                                'tags; create the server without them.')
+    if data.get('block_device_mapping'):
+        raise errors.BadRequest('Legacy block device mappings are not '
+                                'supported: Berth has no volumes.')
+    for bdm in data.get('block_device_mapping_v2') or []:
+        # NOTE: clients describe a plain image boot as an image-to-local
+        # mapping; only mappings that need a volume are refused.
+        if not isinstance(bdm, dict) or bdm.get('destination_type') == (
+                'volume') or bdm.get('source_type') not in ('image',
+                                                            'blank'):
+            raise errors.BadRequest('Block device mappings to volumes are '
+                                    'not supported: Berth has no volumes.')
+
+
+def _boot_request(req, body):
+    ctx = util.context(req)
+    conf = util.conf(req)
+    data = body['server']
+    _unsupported(data)
+    min_count, max_count = _counts(data)
+    hints = boot.normalize_hints(body.get('os:scheduler_hints') or
+                                 body.get('OS-SCH-HNT:scheduler_hints'))
+    place = _placement(req, data)
+    flavor = boot.flavor_for_boot(ctx, data['flavorRef'], ctx.project_id,
+                                  ctx.is_admin)
+    image = boot.image_for_boot(ctx, conf, data.get('imageRef'), flavor)
+    metadata = data.get('metadata') or {}
+    meta_limit = quota.limits(ctx, conf, ctx.project_id)[
+        'metadata_items']
+    if 0 <= meta_limit < len(metadata):
+        raise errors.Forbidden('Quota exceeded for metadata_items: at most '
+                               '%d metadata items.' % meta_limit)
+    return boot.BootRequest(
+        name=data['name'], flavor=flavor, image=image, placement=place,
+        hints=hints, metadata=metadata,
+        group=boot.group_for_boot(ctx, conf, hints, ctx.project_id,
+                                  min_count),
+        min_count=min_count, max_count=max_count,
+        numa_topology=boot.numa_for_boot(flavor, image),
+        pci_requests=boot.pci_for_boot(conf, flavor))
+
+
+def create_server(req):
+    """POST /servers: validate, record, cast to the conductor; 202.
+
+    :raises errors.BadRequest: anything wrong with the request (schema,
+        flavor, image, NUMA constraints, zone, group, hints).
+    :raises errors.Forbidden: over quota, or forcing a host without the
+        right.
+    """
+    policies.authorize(req, 'os_compute_api:servers:create')
+    body = util.extract_json(req, _create_schema(req))
+    request = _boot_request(req, body)
+    instances, reservation = boot.create(util.context(req), util.conf(req),
+                                         request)
+    if types.to_bool(body['server'].get('return_reservation_id', False)):
+        return util.json_response({'reservation_id': reservation},
+                                  status=202)
+    first = instances[0]
+    resp = util.json_response({'server': {
+        'id': first.uuid,
+        'links': util.links(req, 'servers', first.uuid),
+        'OS-DCF:diskConfig': 'MANUAL',
+        'security_groups': [{'name': 'default'}],
+    }}, status=202)
+    resp.headers['Location'] = util.self_link(req, 'servers', first.uuid)
+    return resp
+
+
+def update_server(req):
+    """PUT /servers/{server_id}: rename.
+
+    :raises errors.Conflict: the server is still a build request.
+    """
+    instance, cell = find_authorized(req, 'os_compute_api:servers:update')
+    body_schema = (schema.UPDATE_V219 if util.at_least(
+        req, server_view.DESCRIPTION_VERSION) else schema.UPDATE)
+    data = util.extract_json(req, body_schema)['server']
+    if data.get('description'):
+        raise errors.BadRequest('Berth keeps no server descriptions.')
+    if 'name' in data:
+        if cell is None:
+            raise errors.Conflict('Server %s is still being scheduled; '
+                                  'rename it once it is built.'
+                                  % instance.uuid)
+        instance = instance_records.update_instance(
+            util.context(req), cell_hosts.database(cell), instance.uuid,
+            {'display_name': data['name']})
+    return util.json_response(
+        {'server': server_view.Viewer(req).detail(instance, cell)})
+
+
+def delete_server(req):
+    """DELETE /servers/{server_id}: 204 (see :mod:`services.api.deletion`).
+    """
+    instance, cell = find_authorized(req, 'os_compute_api:servers:delete')
+    deletion.delete(util.context(req), util.conf(req), instance, cell)
+    return util.no_content(204)

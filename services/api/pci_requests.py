@@ -1,0 +1,76 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""A flavor's ``pci_passthrough:alias`` as the scheduler's PCI requests.
+
+``[pci] alias`` defines each alias as a JSON object (several with one
+name are alternatives); ``pci_passthrough:alias=nic:2,gpu:1`` asks for
+two devices matching ``nic`` and one matching ``gpu``. Each becomes one
+request of the shape :mod:`services.scheduler.pci_stats` matches::
+
+    {'count': 2, 'spec': [{'vendor_id': '8086', 'product_id': '154d'}],
+     'alias_name': 'nic', 'numa_policy': 'legacy'}
+"""
+
+import json
+
+from common import exception
+
+SPEC_KEY = 'pci_passthrough:alias'
+POLICY_KEY = 'hw:pci_numa_affinity_policy'
+_NOT_SPEC = ('name', 'numa_policy')
+
+
+class InvalidPCIAlias(exception.BerthException):
+    msg_fmt = 'Invalid PCI alias request: %(reason)s'
+
+
+def _aliases(conf):
+    """name -> (numa_policy, [spec, ...]) from ``[pci] alias``."""
+    aliases = {}
+    for text in conf.pci.alias:
+        try:
+            alias = json.loads(text)
+        except ValueError:
+            raise InvalidPCIAlias(reason='[pci] alias %r is not JSON' % text)
+        name = alias.get('name')
+        if not name:
+            raise InvalidPCIAlias(reason='[pci] alias %r has no name' % text)
+        spec = {k: v for k, v in alias.items() if k not in _NOT_SPEC}
+        policy = alias.get('numa_policy')
+        known = aliases.setdefault(name, [policy, []])
+        known[1].append(spec)
+        if policy and not known[0]:
+            known[0] = policy
+    return aliases
+
+
+def from_flavor(conf, extra_specs):
+    """The PCI requests of a flavor's extra specs ([] when none).
+
+    :raises InvalidPCIAlias: an alias ``[pci] alias`` does not define, or
+        a malformed count.
+    """
+    text = extra_specs.get(SPEC_KEY)
+    if not text:
+        return []
+    aliases = _aliases(conf)
+    requests = []
+    for item in text.split(','):
+        name, _sep, count = item.strip().partition(':')
+        name = name.strip()
+        try:
+            count = int(count.strip() or 1)
+        except ValueError:
+            raise InvalidPCIAlias(reason='count of %r is not a number'
+                                  % item)
+        if name not in aliases:
+            raise InvalidPCIAlias(reason='PCI alias %s is not defined'
+                                  % name)
+        policy, specs = aliases[name]
+        requests.append({
+            'count': count, 'spec': [dict(s) for s in specs],
+            'alias_name': name,
+            'numa_policy': extra_specs.get(POLICY_KEY) or policy or 'legacy',
+        })
+    return requests

@@ -1,0 +1,138 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Quota limits and usage: counted, never reserved.
+
+A project's limit is its row in ``quotas`` or the ``[quota]`` default;
+-1 is unlimited. Usage is counted when a boot is checked: instances,
+cores and RAM of the project's live instances in every cell database
+(cell0's errored ones included, as Nova counts them) plus its build
+requests. As in Nova's counting quotas, two boots racing past the check
+are caught by a recheck after their records are written
+(:func:`recheck`), which undoes the loser.
+
+``[quota] driver = noop`` turns every limit into -1 (benchmarks).
+"""
+
+from common.db import boot_records
+from common.db import instance_records
+from common import exception
+from services.api import cell_hosts
+from services.api.records import quotas as quota_records
+from services.api.records import server_groups as group_records
+
+RESOURCES = ('instances', 'cores', 'ram', 'metadata_items', 'key_pairs',
+             'server_groups', 'server_group_members')
+COUNTED = ('instances', 'cores', 'ram')
+
+
+class QuotaExceeded(exception.BerthException):
+    """A request over a limit; the API's 403."""
+
+    msg_fmt = ('Quota exceeded for %(overs)s: Requested %(req)s, but '
+               'already used %(used)s of %(allowed)s %(overs)s')
+
+
+def defaults(conf):
+    """resource -> the configured default limit."""
+    if conf.quota.driver == 'noop':
+        return dict.fromkeys(RESOURCES, -1)
+    return {name: getattr(conf.quota, name) for name in RESOURCES}
+
+
+def limits(ctxt, conf, project_id):
+    """resource -> the limit of ``project_id``."""
+    result = defaults(conf)
+    if conf.quota.driver == 'noop':
+        return result
+    for name, value in quota_records.get_project_limits(
+            ctxt, project_id).items():
+        if name in result and value is not None:
+            result[name] = value
+    return result
+
+
+def usage(ctxt, project_id):
+    """{'instances', 'cores', 'ram', 'server_groups'} in use by a project.
+    """
+    count = cores = ram = 0
+    for cell in cell_hosts.all_cells(ctxt):
+        found = instance_records.count_instances_by_project(
+            ctxt, cell_hosts.database(cell), project_id)
+        count += found[0]
+        cores += found[1]
+        ram += found[2]
+    for instance in boot_records.list_build_requests(ctxt, project_id):
+        count += 1
+        if instance.flavor is not None:
+            cores += instance.flavor.vcpus
+            ram += instance.flavor.memory_mb
+    return {'instances': count, 'cores': cores, 'ram': ram,
+            'server_groups': group_records.count_groups(ctxt, project_id)}
+
+
+def _room(limit, used, per_instance):
+    """How many more instances fit under one limit (None: unlimited)."""
+    if limit is None or limit < 0 or per_instance <= 0:
+        return None
+    return max(0, (limit - used) // per_instance)
+
+
+def allowed_count(ctxt, conf, project_id, flavor, min_count, max_count):
+    """How many of ``max_count`` instances of ``flavor`` the quota allows.
+
+    :returns: a number between ``min_count`` and ``max_count``.
+    :raises QuotaExceeded: not even ``min_count`` fit.
+    """
+    if conf.quota.driver == 'noop':
+        return max_count
+    project_limits = limits(ctxt, conf, project_id)
+    if all(project_limits[name] < 0 for name in COUNTED):
+        # NOTE: nothing to count against; counting scans every cell.
+        return max_count
+    used = usage(ctxt, project_id)
+    per_instance = {'instances': 1, 'cores': flavor.vcpus,
+                    'ram': flavor.memory_mb}
+    allowed = max_count
+    over = None
+    for name in COUNTED:
+        room = _room(project_limits[name], used[name], per_instance[name])
+        if room is not None and room < allowed:
+            allowed = room
+            if room < min_count and over is None:
+                over = name
+    if over is not None:
+        raise QuotaExceeded(overs=over, req=per_instance[over] * min_count,
+                            used=used[over], allowed=project_limits[over])
+    return allowed
+
+
+def recheck(ctxt, conf, project_id):
+    """Raise QuotaExceeded if the project is now over a counted limit.
+
+    Called after a boot's records are written, so that of two boots that
+    both passed :func:`allowed_count` the one that went over undoes
+    itself.
+    """
+    if conf.quota.driver == 'noop':
+        return
+    project_limits = limits(ctxt, conf, project_id)
+    if all(project_limits[name] < 0 for name in COUNTED):
+        return
+    used = usage(ctxt, project_id)
+    for name in COUNTED:
+        limit = project_limits[name]
+        if limit is not None and limit >= 0 and used[name] > limit:
+            raise QuotaExceeded(overs=name, req=used[name] - limit,
+                                used=used[name], allowed=limit)
+
+
+def check_server_groups(ctxt, conf, project_id):
+    """Raise QuotaExceeded when the project has no room for a new group."""
+    limit = limits(ctxt, conf, project_id)['server_groups']
+    if limit < 0:
+        return
+    used = group_records.count_groups(ctxt, project_id)
+    if used + 1 > limit:
+        raise QuotaExceeded(overs='server_groups', req=1, used=used,
+                            allowed=limit)

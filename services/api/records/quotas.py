@@ -1,0 +1,50 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Per-project quota limits in the api database (``quotas``).
+
+A row exists only where an administrator set a project's limit; every
+other limit is the ``[quota]`` default. Usage is never stored: it is
+counted when needed (see :mod:`services.api.quota`).
+"""
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from common.db import api_tables as t
+from services.api import records
+
+_Q = t.quotas.c
+
+
+@records.reader
+def get_project_limits(ctxt, project_id):
+    """resource -> hard limit, for the limits set on ``project_id``."""
+    return {row.resource: row.hard_limit for row in ctxt.session.execute(
+        sa.select(_Q.resource, _Q.hard_limit).where(
+            _Q.project_id == project_id))}
+
+
+@records.writer
+def set_project_limits(ctxt, project_id, limits):
+    """Create or replace ``project_id``'s limits (resource -> limit)."""
+    now = timeutils.utcnow()
+    existing = set(ctxt.session.execute(sa.select(_Q.resource).where(
+        _Q.project_id == project_id)).scalars())
+    for resource, limit in limits.items():
+        if resource in existing:
+            ctxt.session.execute(t.quotas.update().where(
+                _Q.project_id == project_id,
+                _Q.resource == resource).values(hard_limit=limit,
+                                                updated_at=now))
+        else:
+            ctxt.session.execute(t.quotas.insert().values(
+                project_id=project_id, resource=resource, hard_limit=limit,
+                created_at=now))
+
+
+@records.writer
+def delete_project_limits(ctxt, project_id):
+    """Forget ``project_id``'s limits: the defaults apply again."""
+    ctxt.session.execute(t.quotas.delete().where(
+        _Q.project_id == project_id))

@@ -1,0 +1,167 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""JSON schemas of the server bodies: create (per microversion), update.
+
+Berth schedules servers; it has no networks, volumes or key pairs. Their
+fields are accepted where Nova's clients always send them (``networks:
+"auto"`` from 2.37, ``security_groups``, ``key_name``...) and otherwise
+ignored; booting from a volume is refused by the handler.
+"""
+
+import copy
+
+from services.api.schemas import types
+
+_HOST_LIST = {
+    'oneOf': [
+        types.UUID,
+        {'type': 'array', 'items': types.UUID, 'uniqueItems': True},
+    ],
+}
+
+SCHEDULER_HINTS = {
+    'type': 'object',
+    'properties': {
+        'group': types.UUID,
+        'same_host': _HOST_LIST,
+        'different_host': _HOST_LIST,
+        # NOTE: a JsonFilter expression, as a JSON string or structure.
+        'query': {'type': ['string', 'object', 'array']},
+        'target_cell': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+        'different_cell': {'oneOf': [
+            {'type': 'string'}, {'type': 'array',
+                                 'items': {'type': 'string'}}]},
+        'build_near_host_ip': {'type': 'string', 'format': 'ipv4'},
+        'cidr': {'type': 'string', 'pattern': r'^/[0-9]{1,2}$'},
+    },
+    # NOTE: out-of-tree filters read hints of their own; Nova passes any.
+    'additionalProperties': True,
+}
+
+_NETWORKS = {
+    'oneOf': [
+        {'type': 'string', 'enum': ['auto', 'none']},
+        {
+            'type': 'array',
+            'items': {
+                'type': 'object',
+                'properties': {
+                    'uuid': {'type': 'string'},
+                    'port': {'type': ['string', 'null']},
+                    'fixed_ip': {'type': 'string'},
+                    'tag': {'type': 'string'},
+                },
+                'additionalProperties': False,
+            },
+        },
+    ],
+}
+
+_SERVER = {
+    'type': 'object',
+    'properties': {
+        'name': types.NAME_WITH_BLANKS,
+        'imageRef': {'type': 'string', 'maxLength': 255},
+        'flavorRef': {'type': ['string', 'integer'], 'minLength': 1,
+                      'maxLength': 255},
+        'adminPass': {'type': 'string'},
+        'metadata': types.METADATA,
+        'networks': _NETWORKS,
+        'OS-DCF:diskConfig': {'type': 'string',
+                              'enum': ['AUTO', 'MANUAL']},
+        'accessIPv4': {'type': 'string'},
+        'accessIPv6': {'type': 'string'},
+        'availability_zone': {'type': 'string', 'minLength': 1,
+                              'maxLength': 255},
+        'min_count': types.positive_integer(),
+        'max_count': types.positive_integer(),
+        'return_reservation_id': types.BOOLEAN,
+        'key_name': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+        'user_data': {'type': 'string', 'maxLength': 65535},
+        'config_drive': {'type': ['boolean', 'string']},
+        'security_groups': {
+            'type': 'array',
+            'items': {'type': 'object',
+                      'properties': {'name': {'type': 'string'}},
+                      'additionalProperties': False},
+        },
+        'block_device_mapping': {'type': 'array'},
+        'block_device_mapping_v2': {'type': 'array'},
+        'personality': {'type': 'array'},
+    },
+    'required': ['name', 'flavorRef'],
+    'additionalProperties': False,
+}
+
+CREATE = {
+    'type': 'object',
+    'properties': {
+        'server': _SERVER,
+        'os:scheduler_hints': SCHEDULER_HINTS,
+        'OS-SCH-HNT:scheduler_hints': SCHEDULER_HINTS,
+    },
+    'required': ['server'],
+    'additionalProperties': False,
+}
+
+
+def _version(base, changes, required=None):
+    schema = copy.deepcopy(base)
+    server = schema['properties']['server']
+    server['properties'].update(changes)
+    if required:
+        server['required'] = server['required'] + required
+    return schema
+
+
+CREATE_V219 = _version(CREATE, {'description': types.DESCRIPTION})
+CREATE_V237 = _version(CREATE_V219, {}, required=['networks'])
+CREATE_V252 = _version(CREATE_V237, {'tags': {
+    'type': 'array', 'maxItems': 50,
+    'items': {'type': 'string', 'minLength': 1, 'maxLength': 60,
+              'pattern': '^[^,/]*$'}}})
+CREATE_V257 = copy.deepcopy(CREATE_V252)
+del CREATE_V257['properties']['server']['properties']['personality']
+CREATE_V263 = _version(CREATE_V257, {'trusted_image_certificates': {
+    'type': ['array', 'null'], 'minItems': 1, 'maxItems': 50,
+    'uniqueItems': True, 'items': {'type': 'string', 'minLength': 1}}})
+CREATE_V274 = _version(CREATE_V263, {
+    'host': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+    'hypervisor_hostname': {'type': 'string', 'minLength': 1,
+                            'maxLength': 255},
+})
+
+# (minimum microversion, schema), newest first.
+CREATE_BY_VERSION = [
+    ((2, 74), CREATE_V274),
+    ((2, 63), CREATE_V263),
+    ((2, 57), CREATE_V257),
+    ((2, 52), CREATE_V252),
+    ((2, 37), CREATE_V237),
+    ((2, 19), CREATE_V219),
+    ((2, 1), CREATE),
+]
+
+UPDATE = {
+    'type': 'object',
+    'properties': {
+        'server': {
+            'type': 'object',
+            'properties': {
+                'name': types.NAME_WITH_BLANKS,
+                'accessIPv4': {'type': 'string'},
+                'accessIPv6': {'type': 'string'},
+                'OS-DCF:diskConfig': {'type': 'string',
+                                      'enum': ['AUTO', 'MANUAL']},
+            },
+            'additionalProperties': False,
+        },
+    },
+    'required': ['server'],
+    'additionalProperties': False,
+}
+
+UPDATE_V219 = copy.deepcopy(UPDATE)
+UPDATE_V219['properties']['server']['properties']['description'] = (
+    types.DESCRIPTION)

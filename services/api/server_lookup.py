@@ -1,0 +1,132 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Finding servers: build requests first, then the cell their mapping says.
+
+A server is a build request until the conductor gives it a cell (the one
+of its host, or cell0 when no host could take it); its instance mapping
+says which. Listing merges the build requests with every cell's
+instances, newest first; a server seen in both (the conductor created its
+instance and has not yet removed the build request) is shown from its
+cell.
+"""
+
+import re
+
+from common.db import boot_records
+from common.db import instance_records
+from common import exception
+from services.api import cell_hosts
+from services.api import errors
+
+
+def _cell(ctxt, cell_uuid):
+    for cell in cell_hosts.all_cells(ctxt):
+        if cell.uuid == cell_uuid:
+            return cell
+    cell_hosts.forget_cells()
+    for cell in cell_hosts.all_cells(ctxt):
+        if cell.uuid == cell_uuid:
+            return cell
+    return None
+
+
+def _not_found(uuid):
+    return errors.NotFound('Instance %s could not be found.' % uuid)
+
+
+def find(ctxt, uuid):
+    """(Instance, CellMapping or None for a build request) of a server.
+
+    :raises errors.NotFound: no such (live) server.
+    """
+    mapping = boot_records.get_instance_mapping(ctxt, uuid)
+    if mapping is None:
+        raise _not_found(uuid)
+    if mapping['cell_uuid'] is None:
+        instance = boot_records.get_build_request(ctxt, uuid)
+        if instance is not None:
+            return instance, None
+        # NOTE: the conductor finished the build request just now; the
+        # mapping names the cell from this moment on.
+        mapping = boot_records.get_instance_mapping(ctxt, uuid)
+        if mapping is None or mapping['cell_uuid'] is None:
+            raise _not_found(uuid)
+    cell = _cell(ctxt, mapping['cell_uuid'])
+    if cell is None:
+        raise _not_found(uuid)
+    try:
+        instance = instance_records.get_instance(
+            ctxt, cell_hosts.database(cell), uuid)
+    except exception.InstanceNotFound:
+        raise _not_found(uuid)
+    instance.cell_uuid = cell.uuid
+    return instance, cell
+
+
+def _sort_key(pair):
+    instance = pair[0]
+    # NOTE: the servers of one multi-create share created_at; Nova's
+    # newest-first order then shows the last launched first.
+    return (instance.created_at or '', instance.launch_index or 0,
+            instance.uuid)
+
+
+def _matches(instance, filters):
+    name = filters.get('name')
+    if name:
+        try:
+            if not re.search(name, instance.display_name or ''):
+                return False
+        except re.error:
+            if name not in (instance.display_name or ''):
+                return False
+    for key, attribute in (('status', 'status'),
+                           ('availability_zone', 'availability_zone'),
+                           ('reservation_id', 'reservation_id'),
+                           ('node', 'node'), ('image', 'image_ref')):
+        wanted = filters.get(key)
+        if wanted is not None and str(
+                getattr(instance, attribute) or '').lower() != str(
+                wanted).lower():
+            return False
+    flavor = filters.get('flavor')
+    if flavor is not None and (instance.flavor is None or
+                               instance.flavor.flavorid != flavor):
+        return False
+    return True
+
+
+def list_servers(ctxt, project_id=None, host=None, filters=None,
+                 limit=None, marker=None):
+    """[(Instance, CellMapping or None)], newest first.
+
+    :param project_id: one project's servers, or None for all.
+    :param host: only servers on this host (never build requests).
+    :param filters: name (a regular expression), status,
+        availability_zone, reservation_id, node, image, flavor.
+    :param marker: the uuid after which the page starts.
+    :raises errors.BadRequest: an unknown marker.
+    """
+    filters = filters or {}
+    found = {}
+    for cell in cell_hosts.all_cells(ctxt):
+        for instance in instance_records.list_instances(
+                ctxt, cell_hosts.database(cell), project_id=project_id,
+                host=host):
+            instance.cell_uuid = cell.uuid
+            found[instance.uuid] = (instance, cell)
+    if host is None:
+        for instance in boot_records.list_build_requests(ctxt, project_id):
+            found.setdefault(instance.uuid, (instance, None))
+    servers = sorted((pair for pair in found.values()
+                      if _matches(pair[0], filters)),
+                     key=_sort_key, reverse=True)
+    if marker is not None:
+        uuids = [pair[0].uuid for pair in servers]
+        if marker not in uuids:
+            raise errors.BadRequest('marker [%s] not found' % marker)
+        servers = servers[uuids.index(marker) + 1:]
+    if limit is not None:
+        servers = servers[:limit]
+    return servers

@@ -1,0 +1,187 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Servers as the compute API shows them, up to microversion 2.79.
+
+The detailed body has Nova's keys: the embedded flavor (2.47), the
+``OS-EXT-STS`` states, ``OS-EXT-AZ:availability_zone``, timestamps and,
+for admins, ``OS-EXT-SRV-ATTR:*`` (host, node, reservation...) and
+``host_status``. A server in ERROR carries its latest ``fault``: the
+message for everybody, the ``details`` (the scheduler's explanation for
+NoValidHost) for admins or when the fault is not a server error, as Nova
+decides.
+"""
+
+import hashlib
+
+from services.api import cell_hosts
+from services.api import policies
+from services.api import util
+
+DESCRIPTION_VERSION = (2, 19)
+EXTENDED_MORE_VERSION = (2, 3)
+LOCKED_VERSION = (2, 9)
+HOST_STATUS_VERSION = (2, 16)
+TAGS_VERSION = (2, 26)
+EMBEDDED_FLAVOR_VERSION = (2, 47)
+TRUSTED_CERTS_VERSION = (2, 63)
+LOCKED_REASON_VERSION = (2, 73)
+
+_POWER_STATES = {0: 0, 1: 1, 3: 3, 4: 4, 6: 6, 7: 7}
+
+
+def host_id(project_id, host):
+    """Nova's opaque hostId: the same for servers of a project on a host.
+    """
+    if not host:
+        return ''
+    return hashlib.sha224(('%s%s' % (project_id, host)).encode(
+        'utf-8')).hexdigest()
+
+
+def index_view(req, instance):
+    """The short form: id, name, links."""
+    return {'id': instance.uuid, 'name': instance.display_name,
+            'links': util.links(req, 'servers', instance.uuid)}
+
+
+def _flavor(req, instance, show_specs):
+    flavor = instance.flavor
+    if flavor is None:
+        return {}
+    if not util.at_least(req, EMBEDDED_FLAVOR_VERSION):
+        return {'id': flavor.flavorid,
+                'links': [{'rel': 'bookmark', 'href': '%s/flavors/%s' % (
+                    req.application_url.rstrip('/'), flavor.flavorid)}]}
+    body = {'vcpus': flavor.vcpus, 'ram': flavor.memory_mb,
+            'disk': flavor.root_gb, 'ephemeral': flavor.ephemeral_gb,
+            'swap': flavor.swap, 'original_name': flavor.name}
+    if show_specs:
+        body['extra_specs'] = dict(flavor.extra_specs)
+    return body
+
+
+def _image(req, instance):
+    if not instance.image_ref:
+        return ''
+    return {'id': instance.image_ref,
+            'links': [{'rel': 'bookmark', 'href': '%s/images/%s' % (
+                req.application_url.rstrip('/'), instance.image_ref)}]}
+
+
+def _fault(instance, is_admin):
+    fault = instance.fault
+    if not fault or instance.status not in ('ERROR', 'DELETED'):
+        return None
+    body = {'code': fault.get('code'), 'message': fault.get('message'),
+            'created': util.iso(fault.get('created_at'))}
+    if is_admin or fault.get('code') != 500:
+        body['details'] = fault.get('details') or ''
+    return body
+
+
+class Viewer(object):
+    """Builds detailed views for one request (caching per-host lookups).
+    """
+
+    def __init__(self, req):
+        self.req = req
+        self.ctx = util.context(req)
+        self.is_admin = policies.authorize(
+            req, 'os_compute_api:os-extended-server-attributes',
+            fatal=False)
+        self.show_host_status = util.at_least(
+            req, HOST_STATUS_VERSION) and policies.authorize(
+            req, 'os_compute_api:servers:show:host_status', fatal=False)
+        self.show_specs = policies.authorize(
+            req, 'os_compute_api:os-flavor-extra-specs:index', fatal=False)
+        self._host_status = {}
+
+    def host_status(self, instance, cell):
+        """UP, DOWN, MAINTENANCE (disabled) or '' (no host)."""
+        if not instance.host or cell is None:
+            return ''
+        key = (cell.uuid, instance.host)
+        if key not in self._host_status:
+            service = cell_hosts.compute_service(self.ctx, instance.host,
+                                                 cell)
+            if service is None:
+                status = 'UNKNOWN'
+            elif service['forced_down'] or not cell_hosts.is_up(service):
+                status = 'DOWN'
+            elif service['disabled']:
+                status = 'MAINTENANCE'
+            else:
+                status = 'UP'
+            self._host_status[key] = status
+        return self._host_status[key]
+
+    def _extended(self, body, instance):
+        req = self.req
+        body['OS-EXT-SRV-ATTR:host'] = instance.host
+        body['OS-EXT-SRV-ATTR:hypervisor_hostname'] = instance.node
+        body['OS-EXT-SRV-ATTR:instance_name'] = 'instance-%s' % instance.uuid
+        if util.at_least(req, EXTENDED_MORE_VERSION):
+            body.update({
+                'OS-EXT-SRV-ATTR:hostname': instance.display_name,
+                'OS-EXT-SRV-ATTR:reservation_id': instance.reservation_id,
+                'OS-EXT-SRV-ATTR:launch_index': instance.launch_index,
+                'OS-EXT-SRV-ATTR:kernel_id': '',
+                'OS-EXT-SRV-ATTR:ramdisk_id': '',
+                'OS-EXT-SRV-ATTR:root_device_name': None,
+                'OS-EXT-SRV-ATTR:user_data': None,
+            })
+
+    def detail(self, instance, cell):
+        """The detailed body of one server."""
+        req = self.req
+        status = instance.status
+        body = {
+            'id': instance.uuid,
+            'name': instance.display_name,
+            'status': status,
+            'tenant_id': instance.project_id,
+            'user_id': instance.user_id,
+            'metadata': dict(instance.metadata or {}),
+            'hostId': host_id(instance.project_id, instance.host),
+            'image': _image(req, instance),
+            'flavor': _flavor(req, instance, self.show_specs),
+            'created': util.iso(instance.created_at),
+            'updated': util.iso(instance.updated_at or instance.created_at),
+            'addresses': {},
+            'accessIPv4': '',
+            'accessIPv6': '',
+            'links': util.links(req, 'servers', instance.uuid),
+            'OS-DCF:diskConfig': 'MANUAL',
+            'OS-EXT-AZ:availability_zone': instance.availability_zone or '',
+            'config_drive': '',
+            'key_name': None,
+            'OS-SRV-USG:launched_at': util.iso_micro(instance.launched_at),
+            'OS-SRV-USG:terminated_at': util.iso_micro(
+                instance.terminated_at),
+            'OS-EXT-STS:task_state': instance.task_state,
+            'OS-EXT-STS:vm_state': instance.vm_state,
+            'OS-EXT-STS:power_state': instance.power_state or 0,
+            'os-extended-volumes:volumes_attached': [],
+            'security_groups': [{'name': 'default'}],
+        }
+        if status in ('BUILD', 'ACTIVE'):
+            body['progress'] = 0
+        fault = _fault(instance, self.is_admin)
+        if fault is not None:
+            body['fault'] = fault
+        if self.is_admin:
+            self._extended(body, instance)
+        if util.at_least(req, LOCKED_VERSION):
+            body['locked'] = False
+        if util.at_least(req, LOCKED_REASON_VERSION):
+            body['locked_reason'] = None
+        if util.at_least(req, DESCRIPTION_VERSION):
+            body['description'] = None
+        if util.at_least(req, TAGS_VERSION):
+            body['tags'] = []
+        if util.at_least(req, TRUSTED_CERTS_VERSION):
+            body['trusted_image_certificates'] = None
+        if self.show_host_status:
+            body['host_status'] = self.host_status(instance, cell)
+        return body

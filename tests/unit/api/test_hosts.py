@@ -1,0 +1,121 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""os-services, os-hypervisors and os-availability-zone."""
+
+from common.db import api_tables
+from common.db import cell_tables
+from common.db import cells
+from common.db import instance_records
+from tests.unit.api.helpers import V
+
+
+def _services(world, **query):
+    path = V + '/os-services'
+    if query:
+        path += '?' + '&'.join('%s=%s' % kv for kv in query.items())
+    return world.client.get(path)[1]['services']
+
+
+def test_list_update_force_down(world):
+    world.add_host('node1')
+    world.add_host('node2', age=3600)
+    world.add_service('ctl', 'berth-conductor')
+    services = {s['host']: s for s in _services(world)}
+    assert services['node1']['state'] == 'up'
+    assert services['node2']['state'] == 'down'
+    assert services['ctl']['zone'] == 'internal'
+    assert services['node1']['zone'] == 'nova'
+    assert [s['host'] for s in _services(world, binary='berth-compute',
+                                         host='node1')] == ['node1']
+    url = V + '/os-services/%s' % services['node1']['id']
+    status, body, _ = world.client.put(url, {
+        'status': 'disabled', 'disabled_reason': 'maintenance'})
+    assert status == 200
+    assert body['service']['status'] == 'disabled'
+    assert body['service']['disabled_reason'] == 'maintenance'
+    node_uuids = [n['uuid'] for n in world.rows(
+        'cell1', cell_tables.compute_nodes, host='node1')]
+    assert world.placement.traits[node_uuids[0]] == {
+        'COMPUTE_STATUS_DISABLED'}
+    status, body, _ = world.client.put(url, {'forced_down': True})
+    assert body['service']['forced_down'] is True
+    assert body['service']['state'] == 'down'
+    assert world.client.put(url, {'disabled_reason': 'x'})[0] == 400
+    assert world.client.put(url, {'status': 'enabled'},
+                            version='2.52')[0] == 404
+
+
+def test_delete_compute_service_cleans_up(world):
+    node = world.add_host('node1')
+    world.client.post(V + '/os-aggregates', {'aggregate': {'name': 'a'}})
+    world.client.post(V + '/os-aggregates/1/action',
+                      {'add_host': {'host': 'node1'}})
+    [service] = _services(world)
+    uuid = world.add_instance('cell1', host='node1')
+    url = V + '/os-services/%s' % service['id']
+    assert world.client.delete(url)[0] == 409
+    world.client.delete(V + '/servers/' + uuid)
+    # NOTE: the host is up, so that delete went to the compute; finish it
+    # as the compute would (through the conductor).
+    assert world.compute.terminated == [('node1', uuid)]
+    instance_records.destroy_instance(
+        world.admin_context(), cells.get_cell_database(world.urls['cell1']),
+        uuid)
+    assert world.client.delete(url)[0] == 204
+    assert _services(world) == []
+    assert world.rows('api', api_tables.host_mappings) == []
+    assert world.rows('api', api_tables.aggregate_hosts) == []
+    assert node not in world.placement.providers
+    assert world.client.delete(url)[0] == 404
+
+
+def test_hypervisors(world):
+    node = world.add_host('node1')
+    world.add_instance('cell1', host='node1')
+    _s, body, _ = world.client.get(V + '/os-hypervisors')
+    assert body['hypervisors'] == [{'id': node,
+                                    'hypervisor_hostname': 'node1',
+                                    'state': 'up', 'status': 'enabled'}]
+    _s, body, _ = world.client.get(V + '/os-hypervisors/detail')
+    [detail] = body['hypervisors']
+    assert detail['vcpus'] == 16 and detail['memory_mb_used'] == 512
+    assert detail['cpu_info'] == {'arch': 'x86_64'}
+    assert detail['service']['host'] == 'node1'
+    _s, body, _ = world.client.get(
+        V + '/os-hypervisors/%s?with_servers=true' % node)
+    assert len(body['hypervisor']['servers']) == 1
+    assert world.client.get(V + '/os-hypervisors/%s/uptime' % node)[0] == (
+        501)
+    assert world.client.get(V + '/os-hypervisors/nope')[0] == 404
+    _s, body, _ = world.client.get(
+        V + '/os-hypervisors?hypervisor_hostname_pattern=node')
+    assert len(body['hypervisors']) == 1
+    _s, body, _ = world.client.get(V + '/os-hypervisors/statistics')
+    assert body['hypervisor_statistics']['count'] == 1
+    assert world.client.get(V + '/os-hypervisors', token='u:p')[0] == 403
+
+
+def test_availability_zones(world):
+    world.add_host('node1')
+    world.add_host('node2')
+    world.add_service('ctl', 'berth-scheduler')
+    world.client.post(V + '/os-aggregates', {'aggregate': {
+        'name': 'a', 'availability_zone': 'az1'}})
+    world.client.post(V + '/os-aggregates/1/action',
+                      {'add_host': {'host': 'node1'}})
+    _s, body, _ = world.client.get(V + '/os-availability-zone',
+                                   token='u:p')
+    zones = {z['zoneName']: z for z in body['availabilityZoneInfo']}
+    assert set(zones) == {'az1', 'nova'}
+    assert zones['az1']['zoneState'] == {'available': True}
+    _s, body, _ = world.client.get(V + '/os-availability-zone/detail')
+    zones = {z['zoneName']: z for z in body['availabilityZoneInfo']}
+    assert set(zones) == {'az1', 'nova', 'internal'}
+    assert zones['internal']['hosts']['ctl']['berth-scheduler'][
+        'available'] is True
+    # NOTE: the default zone disappears once every host has a zone.
+    world.client.post(V + '/os-aggregates/1/action',
+                      {'add_host': {'host': 'node2'}})
+    _s, body, _ = world.client.get(V + '/os-availability-zone')
+    assert [z['zoneName'] for z in body['availabilityZoneInfo']] == ['az1']
