@@ -225,6 +225,39 @@ def get_server(target, endpoints, serializer=None):
         access_policy=dispatcher.DefaultRPCAccessPolicy)
 
 
+def stop_server(server):
+    """Stop ``server`` taking messages, losing none the broker sent it.
+
+    NOTE: oslo.messaging's RPC listener acknowledges a message as it
+    arrives, and after ``stop()`` its connection's heartbeat thread still
+    reads the socket until ``wait()`` closes it. Every message the broker
+    delivers in between (while in-flight work drains, which for a compute
+    build can take minutes) is acknowledged and then dropped: a cast to a
+    stopping service is lost instead of waiting in its queue for the next
+    one. So, on RabbitMQ, the consumers are cancelled at once, and what
+    arrived before the cancel is handed to the server's executor, which
+    ``wait()`` drains. Other drivers only get ``stop()``.
+    """
+    server.stop()
+    listener = getattr(getattr(server, 'listener', None),
+                       '_poll_style_listener', None)
+    context = getattr(listener, 'conn', None)
+    connection = getattr(context, 'connection', None)
+    cancel = getattr(connection, 'reset', None)
+    if cancel is None or not hasattr(listener, 'incoming'):
+        return
+    try:
+        cancel()
+    except Exception:
+        LOG.warning('Could not cancel the consumers of %s; messages '
+                    'delivered while it drains may be lost', server.target,
+                    exc_info=True)
+    leftovers = listener.incoming
+    while leftovers:
+        # NOTE: already acknowledged: run them, as a running server would.
+        server._on_incoming([leftovers.pop(0)])
+
+
 def get_notifier(publisher_id):
     """A notifier publishing as ``publisher_id`` (``service.host``).
 

@@ -175,7 +175,7 @@ class Service(object):
             loop.stop()
         if self.rpcserver is not None:
             try:
-                self.rpcserver.stop()
+                rpc.stop_server(self.rpcserver)
             except Exception:
                 LOG.exception('Failed to stop the RPC server of %s', self)
 

@@ -13,6 +13,7 @@ heartbeat goes to ``last_seen_up`` so that an administrator's changes
 
 import uuid
 
+from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -55,6 +56,9 @@ class DatabaseDriver(servicegroup.ServiceGroupDriver):
         return self.database.reader(fn)(
             berth_context.get_admin_context(), *args)
 
+    # NOTE: many services heartbeat into one table; on MariaDB two of
+    # them may deadlock, which is retried rather than reported.
+    @oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
     def _write(self, fn, *args):
         return self.database.writer(fn)(
             berth_context.get_admin_context(), *args)

@@ -65,7 +65,10 @@ placement at the same moment. 0 starts them at once.
     cfg.StrOpt('servicegroup_driver', default='db',
                choices=[('db', 'Service records in the cell database'),
                         ('memory', 'In-process records (tests, '
-                                   'all-in-one)')],
+                                   'all-in-one)'),
+                        ('conductor', 'Service records through the '
+                                      'conductor (compute agents, which '
+                                      'have no database credentials)')],
                help="""
 Where services keep their service records and heartbeats, from which
 up/down is decided.

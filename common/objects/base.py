@@ -4,6 +4,7 @@
 """The primitive conversion every Berth domain object shares."""
 
 import dataclasses
+import functools
 import typing
 
 
@@ -32,6 +33,18 @@ def _nested_class(annotation):
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def _nested_fields(cls):
+    """Per field of ``cls``: (name, nested PrimitiveObject class or None).
+
+    NOTE: cached per class: resolving type hints costs more than the
+    conversion itself, and lists of hundreds of instances go through here.
+    """
+    hints = typing.get_type_hints(cls)
+    return tuple((field.name, _nested_class(hints.get(field.name)))
+                 for field in dataclasses.fields(cls))
+
+
 class PrimitiveObject(object):
     """Mixin for dataclasses: lossless conversion to and from JSON values.
 
@@ -51,14 +64,12 @@ class PrimitiveObject(object):
         """Rebuild an object from :meth:`to_primitive`'s output."""
         if primitive is None:
             return None
-        hints = typing.get_type_hints(cls)
         values = {}
-        for field in dataclasses.fields(cls):
-            if field.name not in primitive:
+        for name, nested in _nested_fields(cls):
+            if name not in primitive:
                 continue
-            value = primitive[field.name]
-            nested = _nested_class(hints.get(field.name))
+            value = primitive[name]
             if nested is not None and value is not None:
                 value = nested.from_primitive(value)
-            values[field.name] = value
+            values[name] = value
         return cls(**values)

@@ -22,7 +22,12 @@ VERSION_ALIASES = {}
 class SchedulerAPI(object):
     """What other services call on the schedulers."""
 
-    def __init__(self):
+    def __init__(self, select_timeout=None):
+        """
+        :param select_timeout: seconds to wait for select_destinations;
+            default ``[DEFAULT] long_rpc_timeout``.
+        """
+        self.select_timeout = select_timeout
         target = messaging.Target(topic=RPC_TOPIC, version='1.0')
         cap = rpc.version_cap('scheduler', VERSION_ALIASES)
         self.client = rpc.get_client(target, version_cap=cap)
@@ -39,7 +44,12 @@ class SchedulerAPI(object):
         :raises common.exception.NoValidHost: with the
             scheduler's explanation in ``explanation``.
         """
-        cctxt = self.client.prepare(version='1.0')
+        # NOTE: a large multi-create may take long; the call monitor still
+        # notices a dead scheduler within rpc_response_timeout.
+        options = rpc.long_call_options()
+        if self.select_timeout:
+            options['timeout'] = self.select_timeout
+        cctxt = self.client.prepare(version='1.0', **options)
         result = cctxt.call(ctxt, 'select_destinations',
                             request_spec=spec.to_primitive(),
                             instance_uuids=list(instance_uuids),

@@ -116,6 +116,32 @@ def test_quorum_queues(broker, rpc_setup):
     assert rabbit.queues()[server.topic][1] == 'quorum'
 
 
+def test_casts_sent_while_a_server_drains_wait_for_its_successor(
+        broker, rpc_setup):
+    """SIGTERM: in-flight work finishes, later casts stay in the queue."""
+    server, client = rpc_setup(amqp_durable_queues=True)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        in_flight = pool.submit(client.call, _ctxt(), 'whoami', delay=4)
+        time.sleep(1)
+        server.proc.terminate()
+        time.sleep(0.5)
+        tokens = ['draining-%d' % i for i in range(10)]
+        for token in tokens:
+            client.cast(_ctxt(), 'record', token=token)
+        assert in_flight.result()['pid'] == server.proc.pid
+    assert server.proc.wait(30) == 0, server.log_tail()
+    successor = rabbit.ServerProcess(
+        tempfile.mkdtemp(prefix=server.topic), server.topic,
+        rabbit_opts={'amqp_durable_queues': True})
+    try:
+        successor.start()
+        assert _wait_for(lambda: set(tokens) <= set(
+            server.casts() + successor.casts()), 30), (
+            server.casts(), successor.casts(), server.log_tail())
+    finally:
+        successor.stop()
+
+
 def _restart_broker():
     """stop_app, a short outage, start_app; always restarts the broker."""
     rabbit.rabbitmqctl('stop_app')
