@@ -9,6 +9,9 @@ Runs ``[scheduler] workers`` processes (default: one per CPU); each loads
 the configured filters and weighers and keeps its own host-state cache.
 """
 
+# NOTE: first, before anything imports threading (BERTH_EVENTLET mode).
+from common import eventlet_mode  # noqa: F401
+
 import os
 import sys
 
