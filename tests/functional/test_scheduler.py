@@ -31,12 +31,12 @@ from common.objects import request_spec
 from services.scheduler import scheduling
 # NOTE: the database fixtures and helpers of the placement suite (skip
 # locally, fail in CI when a server is unreachable), reused, not copied.
-from tests.functional.placement import conftest as db_helpers
 from tests.functional.placement.conftest import database_servers  # noqa
 from tests.functional import placement_server
 from tests.functional import rabbit
 from tests.functional import scheduler_env
 from tests.functional import skips
+from tests.functional import stack_fixture
 
 WORKERS = 3
 THREADS = 20
@@ -54,19 +54,6 @@ RECOVERY_TIMEOUT = 120
 OUTAGE_SECONDS = 2
 
 
-def _database_server(servers, kind):
-    """The session's DatabaseServer of ``kind``; skip or fail if down."""
-    if kind not in servers:
-        server = db_helpers.DatabaseServer(kind)
-        try:
-            server.check()
-        except Exception as exc:
-            skips.unavailable('%s server at %s is unreachable: %s' % (
-                kind, server.base_url, str(exc).splitlines()[0]))
-        servers[kind] = server
-    return servers[kind]
-
-
 @pytest.fixture(scope='module')
 def env(database_servers, tmp_path_factory):  # noqa: F811
     """The deployment, with the zones seeded and 3 workers serving.
@@ -76,7 +63,7 @@ def env(database_servers, tmp_path_factory):  # noqa: F811
     """
     kind = scheduler_env.db_kind()
     rabbit.check()
-    server = _database_server(database_servers, kind)
+    server = stack_fixture.database_server(database_servers, kind)
     environment = scheduler_env.SchedulerEnv(
         server.create, kind=kind,
         workdir=str(tmp_path_factory.mktemp('scheduler')),
