@@ -196,10 +196,13 @@ def long_call_options():
 
     NOTE: the caller waits up to ``long_rpc_timeout`` but learns within
     ``rpc_response_timeout`` if the server died, thanks to the heartbeat
-    that ``call_monitor_timeout`` turns on.
+    that ``call_monitor_timeout`` turns on. The options are read from the
+    configuration the transport was made with (a client may have its own).
     """
-    return {'timeout': CONF.long_rpc_timeout,
-            'call_monitor_timeout': CONF.rpc_response_timeout}
+    conf = TRANSPORT.conf if TRANSPORT is not None else CONF
+    return {'timeout': getattr(conf, 'long_rpc_timeout',
+                               CONF.long_rpc_timeout),
+            'call_monitor_timeout': conf.rpc_response_timeout}
 
 
 def get_server(target, endpoints, serializer=None):
