@@ -15,6 +15,12 @@ import sys
 
 # NOTE: name -> (module, one-line help). Keep it sorted.
 BENCHMARKS = {
+    'compute': ('tests.bench.compute',
+                'cost of one periodic resource update: a node with 0 to '
+                '500 instances, one agent simulating 1000 hosts'),
+    'e2e': ('tests.bench.e2e',
+            'servers booted through the REST API onto 1000 simulated '
+            'hosts: servers/s to ACTIVE, API-to-ACTIVE latency'),
     'placement': ('tests.bench.placement',
                   'allocation candidates latency and claim rate, '
                   'Berth vs upstream openstack-placement'),
