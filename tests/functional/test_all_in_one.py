@@ -29,8 +29,6 @@ import urllib.request
 import pytest
 
 from tests.functional import placement_server
-from tests.functional import scheduler_env
-from tests.functional import skips
 # NOTE: the database fixtures of the placement suite (skip locally, fail
 # in CI when a server is unreachable), reused rather than copied.
 from tests.functional.placement.conftest import database_servers  # noqa
@@ -203,23 +201,6 @@ def test_printed_environment_works_with_the_openstack_cli(serving):
     names = sorted(h['Hypervisor Hostname']
                    for h in json.loads(result.stdout))
     assert names == ['compute0', 'compute1', 'compute2']
-
-
-@pytest.fixture
-def vhost():
-    """A RabbitMQ virtual host of this test, deleted afterwards."""
-    from tests.functional import rabbit
-    rabbit.check()
-    with rabbit.broker_lock():
-        made = scheduler_env.RabbitVhost()
-        try:
-            made.create()
-        except scheduler_env.EnvironmentUnavailable as exc:
-            skips.unavailable(str(exc))
-        try:
-            yield made
-        finally:
-            made.delete()
 
 
 def test_demo_on_real_parts(real_backend, make_database,  # noqa

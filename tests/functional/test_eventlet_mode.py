@@ -20,7 +20,6 @@ import time
 import uuid
 
 from oslo_config import cfg
-import pytest
 import sqlalchemy as sa
 
 from common import baserpc
@@ -28,30 +27,12 @@ from common import context
 from common import eventlet_mode
 from common import rpc
 from tests.functional import placement_server
-from tests.functional import rabbit
 from tests.functional import scheduler_env
-from tests.functional import skips
 
 READY_TIMEOUT = 60
 # NOTE: what oslo.messaging logs (DEBUG) when it finds ``thread`` patched
 # and picks its eventlet executor; proof the process runs green.
 EVENTLET_EXECUTOR_LINE = 'using an eventlet executor'
-
-
-@pytest.fixture
-def vhost():
-    """A RabbitMQ virtual host of this test, deleted afterwards."""
-    rabbit.check()
-    with rabbit.broker_lock():
-        made = scheduler_env.RabbitVhost()
-        try:
-            made.create()
-        except scheduler_env.EnvironmentUnavailable as exc:
-            skips.unavailable(str(exc))
-        try:
-            yield made
-        finally:
-            made.delete()
 
 
 def _write_conf(workdir, vhost, host):
