@@ -205,7 +205,7 @@ def long_call_options():
             'call_monitor_timeout': conf.rpc_response_timeout}
 
 
-def get_server(target, endpoints, serializer=None):
+def get_server(target, endpoints, serializer=None, server_cls=None):
     """An RPC server for ``target`` dispatching to ``endpoints``.
 
     With ``target.server`` set the server listens on ``topic`` (shared
@@ -217,15 +217,18 @@ def get_server(target, endpoints, serializer=None):
         may carry a ``target`` naming its namespace and version.
     :param serializer: an optional entity serializer under the context
         serializer.
+    :param server_cls: an ``oslo_messaging.RPCServer`` subclass (see
+        :mod:`common.rpc_hosts`); default the plain one.
     """
     # NOTE: no executor argument: passing one is deprecated, and
     # oslo.messaging picks `threading` unless eventlet has patched the
     # process (the opt-in BERTH_EVENTLET mode of DESIGN section 6).
     # DefaultRPCAccessPolicy keeps private methods (_name) unreachable.
+    extra = {'server_cls': server_cls} if server_cls else {}
     return messaging.get_rpc_server(
         get_transport(), target, endpoints,
         serializer=RequestContextSerializer(serializer),
-        access_policy=dispatcher.DefaultRPCAccessPolicy)
+        access_policy=dispatcher.DefaultRPCAccessPolicy, **extra)
 
 
 def stop_server(server):

@@ -123,19 +123,26 @@ class Service(object):
         self.manager.init_host()
         if self.servicegroup_api is None:
             self.servicegroup_api = servicegroup.API()
-        self.record = self.servicegroup_api.join(self.host, self.binary,
-                                                 self.topic)
+        self.record = self._join()
         # NOTE: per process: a worker made by fork initializes its own.
         if not rpc.initialized():
             rpc.init(CONF)
-        target = messaging.Target(topic=self.topic, server=self.host)
         endpoints = [self.manager,
                      baserpc.BaseRPCAPI(self.manager.service_name)]
         endpoints.extend(self.manager.additional_endpoints)
-        self.rpcserver = rpc.get_server(target, endpoints)
+        self.rpcserver = self._rpc_server(endpoints)
         self.rpcserver.start()
         self.manager.post_start_hook()
         self._start_loops()
+
+    def _join(self):
+        """Create or revive the service record; returns it."""
+        return self.servicegroup_api.join(self.host, self.binary, self.topic)
+
+    def _rpc_server(self, endpoints):
+        """The RPC server (not started) of ``topic`` and ``server=host``."""
+        target = messaging.Target(topic=self.topic, server=self.host)
+        return rpc.get_server(target, endpoints)
 
     def _start_loops(self):
         # NOTE: the first heartbeat goes out at once, so that the service

@@ -58,12 +58,11 @@ def _ready_banner(aio, state, elapsed):
     """The endpoints and a ready-to-paste client environment."""
     conf = aio.conf
     compute = aio.api_url + '/v2.1'
+    hosts = aio.compute_hosts()
     lines = [
         'Berth all-in-one is ready in %.1fs: %d compute host%s (%s).' % (
-            elapsed, len(aio.compute_services),
-            '' if len(aio.compute_services) == 1 else 's',
-            ', '.join(s.host for s in aio.compute_services[:4]) +
-            (', ...' if len(aio.compute_services) > 4 else '')),
+            elapsed, len(hosts), '' if len(hosts) == 1 else 's',
+            ', '.join(hosts[:4]) + (', ...' if len(hosts) > 4 else '')),
         '',
         '  compute API    %s' % compute,
         '  placement API  %s' % aio.placement_url,
@@ -99,7 +98,7 @@ def _run_demo(aio):
     from services.allinone import demo
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
-    hosts = [s.host for s in aio.compute_services]
+    hosts = aio.compute_hosts()
     try:
         return 0 if demo.run(aio.api_url, hosts, aio.journal) else 1
     except KeyboardInterrupt:

@@ -157,6 +157,10 @@ class AllInOne(object):
         self.compute_services = list(compute_cmd.build_services(self.conf))
         return services + self.compute_services
 
+    def compute_hosts(self):
+        """Every simulated host, in the driver's order."""
+        return [host for svc in self.compute_services for host in svc.hosts]
+
     def start_rpc_services(self):
         """Conductor, scheduler and the computes, one launcher for all."""
         if not rpc.initialized():
@@ -180,7 +184,7 @@ class AllInOne(object):
         """
         ctxt = berth_context.get_admin_context()
         client = placement_client.PlacementClient(self.conf)
-        hosts = {svc.host for svc in self.compute_services}
+        hosts = set(self.compute_hosts())
         deadline = time.monotonic() + timeout
         while True:
             mapped = hosts.intersection(cells_setup.discover_hosts(ctxt))

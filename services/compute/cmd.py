@@ -70,22 +70,17 @@ def build_agent(conf, driver=None, conductor=None, scheduler=None,
         wait_for_conductor=wait_for_conductor)
 
 
-def services_for(agent):
-    """One ComputeService per host of ``agent``, the first one leading."""
-    return [compute_service.ComputeService(
-        agent, host, manager.ComputeManager(host, agent), lead=(index == 0),
-        servicegroup_api=agent.servicegroup)
-        for index, host in enumerate(agent.hosts)]
-
-
 def build_services(conf, **kwargs):
-    """The services of this process, ready to start (all-in-one entry).
+    """The service of this process, ready to start (all-in-one entry).
 
     :param kwargs: passed to :func:`build_agent` (tests inject clients).
-    :returns: a list of common.service.Service, one per host; the first
-        runs the agent's heartbeat and resource update loops.
+    :returns: a list with one common.service.Service serving every host
+        of the agent.
     """
-    return services_for(build_agent(conf, **kwargs))
+    agent = build_agent(conf, **kwargs)
+    return [compute_service.ComputeService(
+        agent, manager.ComputeManager(agent),
+        servicegroup_api=agent.servicegroup)]
 
 
 def main(argv=None):
@@ -94,7 +89,8 @@ def main(argv=None):
     config.setup_logging('berth-compute')
     services = build_services(conf)
     LOG.info('Starting berth-compute for %d host(s) with the %s driver',
-             len(services), conf.compute.compute_driver)
+             sum(len(svc.hosts) for svc in services),
+             conf.compute.compute_driver)
     launcher = service.ServiceLauncher(conf)
     for svc in services:
         launcher.launch_service(svc)

@@ -1,11 +1,12 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""Server side of the compute RPC API: thin, one per served host.
+"""Server side of the compute RPC API: thin, one for the whole agent.
 
-Each host an agent serves has its own manager (and RPC server with
-``server=host``); the work lives in :mod:`services.compute.build` and
-:mod:`services.compute.delete`, the state in the shared agent.
+Every host an agent serves shares one RPC server (see
+:mod:`common.rpc_hosts`); each message names its host. The work lives in
+:mod:`services.compute.build` and :mod:`services.compute.delete`, the
+state in the shared agent.
 """
 
 import logging
@@ -19,25 +20,37 @@ from services.compute import delete
 LOG = logging.getLogger(__name__)
 
 
-class ComputeManager(manager.Manager):
-    """The compute RPC endpoint of one host.
+class UnknownHost(Exception):
+    """A message for a host this agent does not serve."""
 
-    :param host: the host this manager serves.
+
+class ComputeManager(manager.Manager):
+    """The compute RPC endpoint of every host of one agent.
+
     :param agent: the process's ComputeAgent.
     """
 
-    target = messaging.Target(version='1.0')
+    target = messaging.Target(version='1.1')
 
-    def __init__(self, host, agent):
-        super().__init__(host=host, service_name='compute')
+    def __init__(self, agent):
+        super().__init__(host=agent.hosts[0], service_name='compute')
         self.agent = agent
 
     def init_host(self):
         """Prepare the agent (records, recovery, first update) once."""
         self.agent.start()
 
+    def _served(self, host):
+        if host not in self.agent.trackers:
+            # NOTE: only a misrouted message gets here; dropping it loudly
+            # beats building on a host the scheduler did not pick.
+            LOG.error('Dropping a message for host %s, which this agent '
+                      '(%s...) does not serve', host, self.host)
+            raise UnknownHost(host)
+        return host
+
     def build_and_run_instance(self, ctxt, instance, request_spec, selection,
-                               alternates, node=None):
+                               alternates, node=None, host=None):
         """Claim, spawn and activate an instance; reschedule on failure.
 
         :param instance: the Instance primitive.
@@ -45,13 +58,26 @@ class ComputeManager(manager.Manager):
         :param selection: the claimed Selection primitive.
         :param alternates: Selection primitives to reschedule to.
         :param node: the node (default the selection's).
+        :param host: the host to build on (1.1); a 1.0 caller leaves it
+            out and the selection names it.
         """
-        build.BuildTask(self.agent, ctxt, self.host, instance, request_spec,
+        host = self._served(host or selection.get('service_host')
+                            or instance.get('host'))
+        build.BuildTask(self.agent, ctxt, host, instance, request_spec,
                         selection, alternates, node).run()
 
-    def terminate_instance(self, ctxt, instance_uuid):
-        """Delete an instance of this host.
+    def terminate_instance(self, ctxt, instance_uuid, host=None):
+        """Delete an instance of one of this agent's hosts.
 
         :param instance_uuid: the instance to delete.
+        :param host: its host (1.1); a 1.0 caller leaves it out and the
+            agent looks for the guest.
         """
-        delete.terminate(self.agent, ctxt, self.host, instance_uuid)
+        if host is None:
+            host = self.agent.host_of_guest(instance_uuid)
+            if host is None:
+                LOG.info('Instance %s has no guest on this agent; deleting '
+                         'its records only', instance_uuid)
+                host = self.host
+        delete.terminate(self.agent, ctxt, self._served(host),
+                         instance_uuid)

@@ -25,12 +25,21 @@ class ComputeAPI(object):
     API version history:
 
     * 1.0 - Initial version: build_and_run_instance, terminate_instance.
+    * 1.1 - Both carry ``host``: one agent serves many hosts on one
+      listener, and the message says which one it is for.
     """
 
     def __init__(self):
-        target = messaging.Target(topic=RPC_TOPIC, version='1.0')
+        target = messaging.Target(topic=RPC_TOPIC, version='1.1')
         cap = rpc.version_cap('compute', VERSION_ALIASES)
         self.client = rpc.get_client(target, version_cap=cap)
+
+    def _prepare(self, host):
+        """The context for ``host``, and the keywords naming it (1.1)."""
+        if self.client.can_send_version('1.1'):
+            return self.client.prepare(server=host, version='1.1'), {
+                'host': host}
+        return self.client.prepare(server=host, version='1.0'), {}
 
     def build_and_run_instance(self, ctxt, host, instance, request_spec,
                                selection, alternates, node=None):
@@ -44,13 +53,13 @@ class ComputeAPI(object):
         :param alternates: Selections (or primitives) to reschedule to.
         :param node: the node; default the selection's.
         """
-        cctxt = self.client.prepare(server=host, version='1.0')
+        cctxt, extra = self._prepare(host)
         cctxt.cast(ctxt, 'build_and_run_instance',
                    instance=_primitive(instance),
                    request_spec=_primitive(request_spec),
                    selection=_primitive(selection),
                    alternates=[_primitive(a) for a in alternates or []],
-                   node=node)
+                   node=node, **extra)
 
     def terminate_instance(self, ctxt, host, instance_uuid):
         """Delete an instance running on ``host`` (cast).
@@ -58,5 +67,6 @@ class ComputeAPI(object):
         The agent destroys the guest, releases its claim, deletes its
         placement allocation and has the conductor soft-delete the row.
         """
-        cctxt = self.client.prepare(server=host, version='1.0')
-        cctxt.cast(ctxt, 'terminate_instance', instance_uuid=instance_uuid)
+        cctxt, extra = self._prepare(host)
+        cctxt.cast(ctxt, 'terminate_instance', instance_uuid=instance_uuid,
+                   **extra)

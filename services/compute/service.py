@@ -1,24 +1,30 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""The compute service of one host, and the agent's two loops.
+"""The compute service of an agent, for every host the agent serves.
 
-Each host an agent serves is a :class:`ComputeService`: its own service
-record and RPC server (``server=host``). Only the lead service (the
-first) runs loops, for the whole agent: one heartbeat for every host per
+Each host keeps its own service record and its own direct queue
+(``compute.<host>``), as a real compute host does; what they share is the
+process: one RPC server consuming every host's queue on one connection
+(:mod:`common.rpc_hosts`), one heartbeat loop for every host per
 ``report_interval`` and one resource update of every host per
-``update_resources_interval``. A thousand simulated hosts thus cost two
-timer threads, not two thousand.
+``update_resources_interval``. A thousand simulated hosts thus cost one
+broker connection and two timer threads, not a thousand of each.
 """
 
+import concurrent.futures
 import logging
 
+from common import rpc_hosts
 from common import service
 from services.compute import agent as agent_mod
 
 LOG = logging.getLogger(__name__)
 
 DEFAULT_UPDATE_INTERVAL = 60
+# NOTE: joins are conductor calls; a few at once make a thousand hosts
+# join in seconds without flooding the conductor.
+JOIN_WORKERS = 8
 
 
 def update_interval(conf):
@@ -30,23 +36,39 @@ def update_interval(conf):
 
 
 class ComputeService(service.Service):
-    """One host's compute service.
+    """The compute service of every host of one agent.
+
+    ``host`` is the first host (the process's name in logs); ``hosts``
+    all of them.
 
     :param agent: the process's ComputeAgent.
-    :param lead: run the agent's heartbeat and update loops.
+    :param manager: the ComputeManager (the RPC endpoint of all hosts).
     """
 
-    def __init__(self, agent, host, manager, lead=False,
-                 servicegroup_api=None):
+    def __init__(self, agent, manager, servicegroup_api=None):
         super().__init__(agent_mod.BINARY, agent_mod.TOPIC, manager,
-                         host=host, servicegroup_api=servicegroup_api)
+                         host=agent.hosts[0],
+                         servicegroup_api=servicegroup_api)
         self.agent = agent
-        self.lead = lead
+        self.hosts = list(agent.hosts)
+        self.records = {}
 
-    def start(self):
-        """Start as any service, then count in the agent's heartbeats."""
-        super().start()
-        self.agent.joined_service(self.host)
+    def _join(self):
+        """Every host's record; the agent heartbeats the joined ones."""
+        def join(host):
+            record = self.servicegroup_api.join(host, self.binary,
+                                                self.topic)
+            self.agent.joined_service(host)
+            return host, record
+
+        with concurrent.futures.ThreadPoolExecutor(
+                max_workers=min(JOIN_WORKERS, len(self.hosts)),
+                thread_name_prefix='berth-compute-join') as pool:
+            self.records = dict(pool.map(join, self.hosts))
+        return self.records[self.host]
+
+    def _rpc_server(self, endpoints):
+        return rpc_hosts.HostsServer(self.topic, self.hosts, endpoints)
 
     def report_state(self):
         """The agent's heartbeat (every joined host)."""
@@ -56,15 +78,12 @@ class ComputeService(service.Service):
         self.agent.update_all()
 
     def _start_loops(self):
-        self._loops = []
-        if not self.lead:
-            return
         conf = self.agent.conf
         # NOTE: the service runner's own loop (logs a failed run and goes
         # on), with the whole agent's work in it.
-        self._loops.append(service._Loop('berth-compute-heartbeat',
-                                         self.report_state,
-                                         conf.report_interval))
+        self._loops = [service._Loop('berth-compute-heartbeat',
+                                     self.report_state,
+                                     conf.report_interval)]
         interval = update_interval(conf)
         if interval is not None:
             self._loops.append(service._Loop(
@@ -74,7 +93,6 @@ class ComputeService(service.Service):
             loop.start()
 
     def wait(self):
-        """Drain as any service; the lead also stops the agent's pool."""
+        """Drain as any service, then stop the agent's update pool."""
         super().wait()
-        if self.lead:
-            self.agent.stop()
+        self.agent.stop()

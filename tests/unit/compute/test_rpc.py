@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""The compute services over ``fake://``: one RPC server per host."""
+"""The compute service over ``fake://``: one RPC server for every host."""
 
 import time
 
@@ -61,19 +61,20 @@ def test_versions_in_sync():
                                          manager.ComputeManager)
 
 
-def test_one_service_per_host_the_first_leads(services):
-    assert [s.host for s in services] == ['cn-0', 'cn-1']
-    assert [s.lead for s in services] == [True, False]
-    assert all(isinstance(s, compute_service.ComputeService)
-               for s in services)
-    agent = services[0].agent
-    assert services[1].agent is agent
+def test_one_service_serves_every_host(services):
+    assert len(services) == 1
+    svc = services[0]
+    assert isinstance(svc, compute_service.ComputeService)
+    assert (svc.host, svc.hosts) == ('cn-0', ['cn-0', 'cn-1'])
+    agent = svc.agent
     assert agent.joined == {'cn-0', 'cn-1'}
     conductor = agent.conductor
     assert {h for h, _b in conductor.services} == {'cn-0', 'cn-1'}
     assert set(conductor.nodes) == {('cn-0', 'cn-0'), ('cn-1', 'cn-1')}
-    # NOTE: only the lead runs loops: one heartbeat for both hosts.
-    assert [len(s._loops) for s in services] == [1, 0]
+    # NOTE: one listener for both hosts, and one heartbeat loop for both.
+    assert len(svc.rpcserver.servers) == 1
+    assert [loop.name for loop in svc._loops][:1] == [
+        'berth-compute-heartbeat']
     assert _wait_for(lambda: conductor.calls.count(
         'service_report_many') >= 1)
 
@@ -89,6 +90,32 @@ def test_casts_reach_the_named_host(services, placement):
     assert agent.driver.list_guests('cn-0') == {}
     api.terminate_instance(CTXT, 'cn-1', inst['uuid'])
     assert _wait_for(lambda: inst['uuid'] in agent.conductor.deleted)
+    assert agent.driver.list_guests('cn-1') == {}
+
+
+def test_a_version_1_0_cast_finds_its_host(services, placement):
+    """An older caller names no host: the selection and guests tell."""
+    agent = services[0].agent
+    inst, spec, sel = test_build._boot(agent, placement, host='cn-1')
+    client = rpcapi.ComputeAPI().client
+    cctxt = client.prepare(server='cn-1', version='1.0')
+    cctxt.cast(CTXT, 'build_and_run_instance', instance=inst,
+               request_spec=spec, selection=sel, alternates=[], node=None)
+    assert _wait_for(lambda: agent.conductor.instances[inst['uuid']][
+        'vm_state'] == 'active')
+    assert list(agent.driver.list_guests('cn-1')) == [inst['uuid']]
+    cctxt.cast(CTXT, 'terminate_instance', instance_uuid=inst['uuid'])
+    assert _wait_for(lambda: inst['uuid'] in agent.conductor.deleted)
+    assert agent.driver.list_guests('cn-1') == {}
+
+
+def test_a_cast_for_a_host_not_served_is_dropped(services, placement):
+    agent = services[0].agent
+    inst, spec, sel = test_build._boot(agent, placement, host='cn-1')
+    mgr = services[0].manager
+    with pytest.raises(manager.UnknownHost):
+        mgr.build_and_run_instance(CTXT, inst, spec, sel, [], host='cn-9')
+    assert agent.driver.list_guests('cn-1') == {}
 
 
 def test_update_interval(conf):
