@@ -317,6 +317,9 @@ def print_report(results, out=sys.stdout):
                   results['servers'], cloud['hosts'], cloud['mode'],
                   cloud['db'], cloud['transport'], results['concurrency'],
                   results['startup_seconds']))
+    out.write('idle CPU %% of one core: %s\n' % ', '.join(
+        '%s %.0f' % item for item in
+        sorted(results.get('idle_cpu_percent', {}).items())))
     for phase in results['phases']:
         print_phase(phase, out)
     for deletion in results['deletions']:
@@ -372,8 +375,9 @@ def add_arguments(parser):
                         help='counted (default): finite limits far above '
                              'the run, counted on every boot as for a '
                              'real tenant; unlimited: -1, no counting')
-    parser.add_argument('--settle', type=float, default=5,
-                        help='seconds to wait after start-up (default 5)')
+    parser.add_argument('--settle', type=float, default=20,
+                        help='seconds to wait after start-up, measuring '
+                             'the idle CPU of each process (default 20)')
     parser.add_argument('--profile', action='store_true',
                         help='record every process with py-spy during '
                              'each phase (raw files kept in the workdir)')
@@ -388,6 +392,23 @@ def add_arguments(parser):
     parser.add_argument('--workdir',
                         help='keep logs, configs, profiles here (default: '
                              'a temporary directory, kept on failure)')
+
+
+def idle_cpu(cloud, seconds):
+    """CPU % (of one core) each process uses with nothing to build.
+
+    NOTE: 1000 simulated hosts cost something even when idle (RPC
+    listeners, heartbeats, periodic updates); this is the floor under
+    every phase's CPU per server.
+    """
+    before = cloud.cpu_seconds()
+    started = time.monotonic()
+    time.sleep(seconds)
+    after = cloud.cpu_seconds()
+    elapsed = time.monotonic() - started
+    return {name: round((after[name] - before.get(name, 0)) * 100 /
+                        elapsed, 1)
+            for name in after if after[name] is not None}
 
 
 def _terminate(signum, _frame):
@@ -455,9 +476,9 @@ def run(args):
         cloud.start()
         signal.signal(signal.SIGTERM, _terminate)
         results['startup_seconds'] = round(time.monotonic() - started, 1)
-        _log('ready in %.0fs; settling %ss' % (results['startup_seconds'],
-                                               args.settle))
-        time.sleep(args.settle)
+        _log('ready in %.0fs; measuring idle CPU for %ss' % (
+            results['startup_seconds'], args.settle))
+        results['idle_cpu_percent'] = idle_cpu(cloud, args.settle)
         _phases(cloud, args, results)
     except BaseException as exc:
         error = exc
