@@ -264,6 +264,41 @@ def stop_server(server):
         server._on_incoming([leftovers.pop(0)])
 
 
+class ServerGroup(object):
+    """Several RPC servers of one service, started and stopped as one.
+
+    NOTE: each server has its own executor (thread pool): a service
+    splits its methods over servers when slow ones must never take every
+    thread from fast ones.
+
+    :param servers: oslo.messaging servers, not started.
+    """
+
+    def __init__(self, servers):
+        self.servers = list(servers)
+
+    @property
+    def target(self):
+        """The first server's target (for logs)."""
+        return self.servers[0].target
+
+    def start(self):
+        """Start consuming on every server."""
+        for server in self.servers:
+            server.start()
+
+    def stop(self):
+        """Stop consuming, losing nothing that arrived (:func:`stop_server`).
+        """
+        for server in self.servers:
+            stop_server(server)
+
+    def wait(self):
+        """Wait for the messages taken to be handled."""
+        for server in self.servers:
+            server.wait()
+
+
 def get_notifier(publisher_id):
     """A notifier publishing as ``publisher_id`` (``service.host``).
 

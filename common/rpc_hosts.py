@@ -90,7 +90,7 @@ class _SharedRPCServer(rpc_server.RPCServer):
         return adapter
 
 
-class HostsServer(object):
+class HostsServer(rpc.ServerGroup):
     """The RPC server of every host of one process.
 
     :param topic: the topic (``compute``).
@@ -108,32 +108,13 @@ class HostsServer(object):
             server = rpc.get_server(lead, endpoints,
                                     server_cls=_SharedRPCServer)
             server.extra_servers = tuple(self.hosts[1:])
-            self.servers = [server]
+            servers = [server]
         else:
             LOG.warning('The %s transport cannot share a listener: one RPC '
                         'server (and connection) per host for %d hosts',
                         type(rpc.get_transport()._driver).__name__,
                         len(self.hosts))
-            self.servers = [rpc.get_server(
+            servers = [rpc.get_server(
                 messaging.Target(topic=topic, server=host), endpoints)
                 for host in self.hosts]
-
-    @property
-    def target(self):
-        """The first host's target (for logs)."""
-        return self.servers[0].target
-
-    def start(self):
-        """Consume every host's messages."""
-        for server in self.servers:
-            server.start()
-
-    def stop(self):
-        """Stop consuming, losing none of what arrived (rpc.stop_server)."""
-        for server in self.servers:
-            rpc.stop_server(server)
-
-    def wait(self):
-        """Wait for the messages taken to be handled."""
-        for server in self.servers:
-            server.wait()
+        super().__init__(servers)

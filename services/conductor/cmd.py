@@ -5,9 +5,12 @@
 
     berth-conductor --config-file /etc/berth/berth.conf
 
-Runs ``[conductor] workers`` processes (default: one per CPU) on the
-``conductor`` topic. Each worker runs the periodic host discovery and
-allocation audit as configured; both are safe to run concurrently.
+Runs ``[conductor] workers`` processes (default: one per CPU), each with
+one RPC server on the ``conductor`` topic (the build flow) and one on
+``conductor_records`` (the compute agents' record calls), so that builds
+waiting on the scheduler never hold up heartbeats and records. Each
+worker runs the periodic host discovery and allocation audit as
+configured; both are safe to run concurrently.
 """
 
 # NOTE: first, before anything imports threading (BERTH_EVENTLET mode).
@@ -16,7 +19,11 @@ from common import eventlet_mode  # noqa: F401
 import os
 import sys
 
+import oslo_messaging as messaging
+
+from common import baserpc
 from common import config
+from common import rpc
 from common import service
 from services.conductor import manager
 from services.conductor import rpcapi
@@ -24,10 +31,24 @@ from services.conductor import rpcapi
 BINARY = 'berth-conductor'
 
 
+class ConductorService(service.Service):
+    """A conductor worker: the build flow and the records, two servers."""
+
+    def _rpc_server(self, endpoints):
+        # NOTE: the main server keeps every endpoint, for callers older
+        # than conductor RPC 1.2 that send record calls there too.
+        records = messaging.Target(topic=rpcapi.RECORDS_TOPIC,
+                                   server=self.host)
+        return rpc.ServerGroup([
+            super()._rpc_server(endpoints),
+            rpc.get_server(records, [self.manager.records,
+                                     baserpc.BaseRPCAPI('conductor')])])
+
+
 def build_service():
     """The conductor :class:`common.service.Service` (not started)."""
-    return service.Service(BINARY, rpcapi.RPC_TOPIC,
-                           manager.ConductorManager())
+    return ConductorService(BINARY, rpcapi.RPC_TOPIC,
+                            manager.ConductorManager())
 
 
 def main(argv=None):

@@ -29,7 +29,7 @@ LOG = logging.getLogger(__name__)
 
 # NOTE: keep in step with ConductorManager.target (one RPC API) and the
 # version history of ConductorAPI.
-RPC_API_VERSION = '1.1'
+RPC_API_VERSION = '1.2'
 
 
 class RecordProxy(object):

@@ -3,13 +3,21 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """Client side of the conductor RPC API.
 
-Two families of methods share the ``conductor`` topic:
+Two families of methods, on two topics:
 
-* the build flow, cast by the API and by compute agents:
+* the build flow on ``conductor``, cast by the API and by compute agents:
   ``schedule_and_build_instances`` and ``build_instances`` (reschedule);
-* the record proxy, called by compute agents, which have no database
-  credentials: service records and heartbeats, compute node records,
-  instance records, faults and action events.
+* the record proxy on ``conductor_records``, called by compute agents,
+  which have no database credentials: service records and heartbeats,
+  compute node records, instance records, faults and action events.
+
+NOTE: each topic has its own RPC server, hence its own thread pool, in
+every conductor worker. A build flow holds its thread while the
+scheduler decides; under a burst of boots every thread of a shared pool
+waited on the scheduler, and the computes' record calls and heartbeats
+queued behind them until they timed out (builds failed, hosts looked
+down). Against a conductor older than 1.2 every call still goes to
+``conductor``.
 
 Arguments may be domain objects or their primitives; what crosses the wire
 is always the primitive. Answers are primitives (dicts), as the contract
@@ -22,6 +30,7 @@ import oslo_messaging as messaging
 from common import rpc
 
 RPC_TOPIC = 'conductor'
+RECORDS_TOPIC = 'conductor_records'
 # NOTE: ``changed_since`` asking for every row: a time before any row.
 SINCE_EVER = '1970-01-01T00:00:00'
 # Release name -> the newest version that release's conductors understand.
@@ -47,6 +56,8 @@ class ConductorAPI(object):
       action_event_start, action_event_finish.
     * 1.1 - instances_get_by_host: optional changed_since, for the compute
       agents' incremental sync of their hosts' instances.
+    * 1.2 - The record proxy also listens on topic ``conductor_records``,
+      where clients send every record call (same methods and versions).
     """
 
     def __init__(self):
@@ -91,6 +102,16 @@ class ConductorAPI(object):
                    failed_host=failed_host, failed_node=failed_node,
                    reason=reason)
 
+    def _records(self, version):
+        """A call context for a record method added in ``version``.
+
+        NOTE: on the records topic every call is 1.2, the first version
+        served there; an older conductor gets the method's own version.
+        """
+        if self.client.can_send_version('1.2'):
+            return self.client.prepare(topic=RECORDS_TOPIC, version='1.2')
+        return self.client.prepare(version=version)
+
     # --- service records (calls) ---------------------------------------------
 
     def service_join(self, ctxt, host, binary, topic):
@@ -98,7 +119,7 @@ class ConductorAPI(object):
 
         :returns: a ServiceRecord primitive.
         """
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'service_join', host=host, binary=binary,
                           topic=topic)
 
@@ -109,7 +130,7 @@ class ConductorAPI(object):
         :raises common.exception.ServiceNotFound: no such record (join
             again).
         """
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'service_report', host=host, binary=binary)
 
     def service_report_many(self, ctxt, hosts, binary):
@@ -118,13 +139,13 @@ class ConductorAPI(object):
         :returns: None. Hosts without a record are logged by the conductor
             and left out.
         """
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'service_report_many', hosts=list(hosts),
                           binary=binary)
 
     def service_get(self, ctxt, host, binary):
         """The ServiceRecord primitive of (host, binary), or None."""
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'service_get', host=host, binary=binary)
 
     # --- compute node records (calls) ----------------------------------------
@@ -137,18 +158,18 @@ class ConductorAPI(object):
         :returns: the saved record dict (every column; datetimes as ISO
             strings; JSON columns decoded).
         """
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'compute_node_save', host=host,
                           nodename=nodename, values=values)
 
     def compute_nodes_get_by_host(self, ctxt, host):
         """The live compute node record dicts of ``host``."""
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'compute_nodes_get_by_host', host=host)
 
     def compute_node_delete(self, ctxt, host, nodename):
         """Soft-delete the compute node (host, nodename)."""
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'compute_node_delete', host=host,
                           nodename=nodename)
 
@@ -168,13 +189,13 @@ class ConductorAPI(object):
             the full list, returned in that dict with ``as_of`` None.
         """
         if changed_since is None:
-            cctxt = self.client.prepare(version='1.0')
+            cctxt = self._records(version='1.0')
             return cctxt.call(ctxt, 'instances_get_by_host', host=host)
         if not self.client.can_send_version('1.1'):
             instances = self.instances_get_by_host(ctxt, host)
             return {'instances': instances,
                     'uuids': [i['uuid'] for i in instances], 'as_of': None}
-        cctxt = self.client.prepare(version='1.1')
+        cctxt = self._records(version='1.1')
         return cctxt.call(ctxt, 'instances_get_by_host', host=host,
                           changed_since=changed_since)
 
@@ -183,7 +204,7 @@ class ConductorAPI(object):
 
         :raises common.exception.InstanceNotFound: there is none.
         """
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'instance_get', instance_uuid=instance_uuid)
 
     def instance_update(self, ctxt, instance_uuid, values,
@@ -197,7 +218,7 @@ class ConductorAPI(object):
         :raises common.exception.UnexpectedTaskStateError: the guard
             failed (e.g. the user deleted the server meanwhile).
         """
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'instance_update',
                           instance_uuid=instance_uuid, values=values,
                           expected_task_state=expected_task_state)
@@ -207,21 +228,21 @@ class ConductorAPI(object):
 
         :raises common.exception.InstanceNotFound: no live instance.
         """
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'instance_destroy',
                           instance_uuid=instance_uuid)
 
     def instance_fault_create(self, ctxt, instance_uuid, code, message,
                               details=None, host=None):
         """Record a fault of an instance."""
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'instance_fault_create',
                           instance_uuid=instance_uuid, code=code,
                           message=message, details=details, host=host)
 
     def action_event_start(self, ctxt, instance_uuid, event, host):
         """Start an event under the instance's latest action."""
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'action_event_start',
                           instance_uuid=instance_uuid, event=event,
                           host=host)
@@ -232,7 +253,7 @@ class ConductorAPI(object):
 
         :param result: ``Success`` or ``Error``.
         """
-        cctxt = self.client.prepare(version='1.0')
+        cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'action_event_finish',
                           instance_uuid=instance_uuid, event=event,
                           host=host, result=result, traceback=traceback)

@@ -52,7 +52,7 @@ class FakeConductor(object):
     """
 
     # NOTE: the version it serves when tests put it behind RPC.
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='1.2')
 
     def __init__(self):
         self.lock = threading.Lock()

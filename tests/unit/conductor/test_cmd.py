@@ -16,3 +16,17 @@ def test_the_service_needs_no_database_or_transport_to_be_built():
     assert isinstance(service.manager, manager.ConductorManager)
     assert service.manager.additional_endpoints == [
         service.manager.records]
+
+
+def test_records_are_served_on_their_own_topic(monkeypatch):
+    made = []
+    monkeypatch.setattr(cmd.rpc, 'get_server',
+                        lambda target, endpoints, **kw: made.append(
+                            (target.topic, endpoints)) or target)
+    service = cmd.build_service()
+    group = service._rpc_server([service.manager,
+                                 service.manager.records])
+    assert [topic for topic, _e in made] == ['conductor',
+                                             'conductor_records']
+    assert made[1][1][0] is service.manager.records
+    assert len(group.servers) == 2

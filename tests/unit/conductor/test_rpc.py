@@ -61,15 +61,18 @@ def server():
                  _Delegate(lambda: current['world'].manager.records)]
     # NOTE: the dispatcher looks at its endpoints when it is made.
     current['world'] = None
-    rpc_server = rpc.get_server(
-        messaging.Target(topic=rpcapi.RPC_TOPIC, server='conductor-1'),
-        endpoints)
-    rpc_server.start()
+    servers = rpc.ServerGroup([
+        rpc.get_server(messaging.Target(topic=rpcapi.RPC_TOPIC,
+                                        server='conductor-1'), endpoints),
+        rpc.get_server(messaging.Target(topic=rpcapi.RECORDS_TOPIC,
+                                        server='conductor-1'),
+                       endpoints[1:])])
+    servers.start()
     try:
         yield current
     finally:
-        rpc_server.stop()
-        rpc_server.wait()
+        servers.stop()
+        servers.wait()
         rpc.cleanup()
         CONF.clear_override('transport_url')
         CONF.clear_override('rpc_response_timeout')
@@ -88,6 +91,21 @@ def served(server, tmp_path):
         server['world'] = None
         CONF.clear_override('connection', group='database')
         world.close()
+
+
+def test_record_calls_have_their_own_topic_unless_capped(served):
+    api = rpcapi.ConductorAPI()
+    assert api._records('1.0').target.topic == 'conductor_records'
+    CONF.set_override('conductor', '1.1', group='upgrade_levels')
+    try:
+        capped = rpcapi.ConductorAPI()
+    finally:
+        CONF.clear_override('conductor', group='upgrade_levels')
+    assert capped._records('1.0').target.topic == 'conductor'
+    # NOTE: an old client's record calls are still answered.
+    joined = capped.service_join(fx.ctxt(), 'old', 'berth-compute',
+                                 'compute')
+    assert joined['host'] == 'old'
 
 
 def test_schedule_and_build_cast_reaches_the_compute(served):
