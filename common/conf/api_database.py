@@ -12,6 +12,8 @@ import copy
 from oslo_config import cfg
 from oslo_db import options as oslo_db_options
 
+from common.conf import _db_pool as pool
+
 api_db_group = cfg.OptGroup(
     'api_database', title='API database options',
     help="""
@@ -40,8 +42,9 @@ def register_opts(conf):
     """Register the [api_database] options."""
     conf.register_group(api_db_group)
     conf.register_opts(api_db_opts, group=api_db_group)
+    pool.set_pool_defaults(conf, api_db_group.name)
 
 
 def list_opts():
     """Options for the sample config."""
-    return [(api_db_group, api_db_opts)]
+    return [(api_db_group, pool.documented(api_db_opts))]

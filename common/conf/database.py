@@ -12,6 +12,8 @@ options.
 from oslo_config import cfg
 from oslo_db import options as oslo_db_options
 
+from common.conf import _db_pool as pool
+
 database_group = cfg.OptGroup(
     'database', title='Cell database options',
     help="""
@@ -31,8 +33,9 @@ def register_opts(conf):
     """Register the [database] options."""
     conf.register_group(database_group)
     conf.register_opts(database_opts, group=database_group)
+    pool.set_pool_defaults(conf, database_group.name)
 
 
 def list_opts():
     """Options for the sample config."""
-    return [(database_group, database_opts)]
+    return [(database_group, pool.documented(database_opts))]

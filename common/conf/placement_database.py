@@ -12,6 +12,8 @@ import copy
 from oslo_config import cfg
 from oslo_db import options as oslo_db_options
 
+from common.conf import _db_pool as pool
+
 placement_db_group = cfg.OptGroup(
     'placement_database', title='Placement database options',
     help="""
@@ -50,8 +52,9 @@ def register_opts(conf):
     """Register the [placement_database] options."""
     conf.register_group(placement_db_group)
     conf.register_opts(placement_db_opts, group=placement_db_group)
+    pool.set_pool_defaults(conf, placement_db_group.name)
 
 
 def list_opts():
     """Options for the sample config."""
-    return [(placement_db_group, placement_db_opts)]
+    return [(placement_db_group, pool.documented(placement_db_opts))]
