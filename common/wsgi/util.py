@@ -16,6 +16,8 @@ import jsonschema
 import orjson
 import webob
 
+from common.wsgi import fastschema
+
 JSON = 'application/json'
 
 
@@ -38,6 +40,9 @@ def _uuid_format(instance):
 _FORMAT_CHECKER = jsonschema.FormatChecker()
 _FORMAT_CHECKER.checks('uuid')(_uuid_format)
 _VALIDATORS = {}
+# The formats the compiled checks know; a schema naming another one is
+# left to jsonschema (see common.wsgi.fastschema).
+_FAST_FORMATS = {'uuid': _uuid_format}
 
 
 def validator_for(schema):
@@ -52,6 +57,19 @@ def validator_for(schema):
             schema, format_checker=_FORMAT_CHECKER))
         _VALIDATORS[id(schema)] = cached
     return cached[1]
+
+
+def is_valid(schema, data):
+    """True when ``data`` matches ``schema``, as the validator above says.
+
+    A document that plainly matches is recognised by the schema's compiled
+    check (:mod:`common.wsgi.fastschema`), many times faster than
+    jsonschema; any other is left to jsonschema.
+    """
+    check = fastschema.checker_for(schema, _FAST_FORMATS)
+    if check is not None and check(data):
+        return True
+    return validator_for(schema).is_valid(data)
 
 
 def load_json(body, error_class, prefix):

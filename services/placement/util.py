@@ -59,9 +59,9 @@ def validate(data, schema, prefix='JSON does not validate'):
     'pattern' in schema ... On instance['name']"), which names both the
     offending field and the rule it broke, as upstream clients expect.
     """
-    validator = wsgi_util.validator_for(schema)
-    if validator.is_valid(data):
+    if wsgi_util.is_valid(schema, data):
         return
+    validator = wsgi_util.validator_for(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     raise errors.BadRequest('%s: %s' % (prefix, error))
 

@@ -4,12 +4,14 @@
 """Allocations: reading them and replacing a set of consumers' at once.
 
 A claim is the hot path of a scheduler, so :func:`replace_all` keeps it to
-a fixed handful of statements whatever the number of providers: one read of
-the consumers, one of the providers, one of their inventories joined with
-their current usage, one bulk insert, and one conditional generation bump
-per provider. Correctness under concurrency comes from those bumps: two
-writers who read the same usage of a provider cannot both move its
-generation on, so the loser answers 409 and the client retries.
+one transaction and a fixed handful of statements whatever the number of
+providers: one read of the consumers, one of the providers joined with
+their inventories and current usage, one insert of a new consumer (which
+also looks up its known project, user and type), one bulk insert of the
+allocations, and one conditional generation bump per provider.
+Correctness under concurrency comes from those bumps: two writers who read
+the same usage of a provider cannot both move its generation on, so the
+loser answers 409 and the client retries.
 """
 
 import collections
@@ -128,21 +130,29 @@ def resolve_classes(ctx, requests):
     return ids
 
 
-def _providers_query():
-    """The query of :func:`_load_providers`, built once.
+def _providers_query(single, replacing):
+    """The query of :func:`_load_providers`.
 
-    Takes the expanding parameters ``uuids`` (the providers) and
-    ``replaced`` (consumers whose allocations are not to be counted).
+    :param single: take one provider uuid as ``uuid`` rather than the
+        expanding list ``uuids``.
+    :param replacing: take the expanding list ``replaced`` (consumers whose
+        allocations are not to be counted).
     """
+    def named(column):
+        if single:
+            return column == sa.bindparam('uuid')
+        return column.in_(sa.bindparam('uuids', expanding=True))
+
     rp2 = _RP.alias('rp2')
     usage = (sa.select(_A.c.resource_provider_id, _A.c.resource_class_id,
                        sa.func.sum(_A.c.used).label('usage'))
              .select_from(_A.join(rp2, _A.c.resource_provider_id == rp2.c.id))
-             .where(rp2.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
-             .where(_A.c.consumer_id.not_in(
-                 sa.bindparam('replaced', expanding=True)))
-             .group_by(_A.c.resource_provider_id, _A.c.resource_class_id)
-             .subquery())
+             .where(named(rp2.c.uuid)))
+    if replacing:
+        usage = usage.where(_A.c.consumer_id.not_in(
+            sa.bindparam('replaced', expanding=True)))
+    usage = usage.group_by(_A.c.resource_provider_id,
+                           _A.c.resource_class_id).subquery()
     return (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
                       _INV.c.resource_class_id, _INV.c.total,
                       _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
@@ -154,15 +164,19 @@ def _providers_query():
                     _INV.c.resource_provider_id ==
                     usage.c.resource_provider_id,
                     _INV.c.resource_class_id == usage.c.resource_class_id)))
-            .where(_RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))))
+            .where(named(_RP.c.uuid)))
 
 
 # NOTE: built once: composing a statement costs more Python time than
-# SQLite takes to run it, and claims are the hot path.
-_PROVIDERS_QUERY = _providers_query()
+# SQLite takes to run it, and claims are the hot path. The variants spare
+# the common claim (one provider, a new consumer) the expansion of "IN"
+# lists, which SQLAlchemy redoes at every execution.
+_PROVIDERS_QUERIES = {(single, replacing): _providers_query(single, replacing)
+                      for single in (True, False)
+                      for replacing in (True, False)}
 
 
-def _load_providers(ctx, uuids, replaced):
+def _load_providers(conn, uuids, replaced):
     """The providers named in a claim, with inventories and usage.
 
     One query: the providers left-joined with their inventories and with
@@ -179,8 +193,11 @@ def _load_providers(ctx, uuids, replaced):
         return {}, {}
     uuids = sorted(uuids)
     providers, inventory = {}, {}
-    rows = ctx.session.connection().execute(
-        _PROVIDERS_QUERY, {'uuids': uuids, 'replaced': sorted(replaced)})
+    single = len(uuids) == 1
+    params = {'uuid': uuids[0]} if single else {'uuids': uuids}
+    if replaced:
+        params['replaced'] = sorted(replaced)
+    rows = conn.execute(_PROVIDERS_QUERIES[(single, bool(replaced))], params)
     for row in rows:
         providers[row.uuid] = {'id': row.id, 'uuid': row.uuid,
                                'generation': row.generation}
@@ -250,11 +267,14 @@ def _owner(req, current):
     return project, user
 
 
-def _write_consumers(ctx, requests, consumers):
+def _write_consumers(conn, requests, consumers):
     """Create, or bump and update, every consumer that keeps allocations.
 
-    Owners and types are looked up (or created) in one go first; for the
-    common re-claim by the same owner there is nothing to look up.
+    A new consumer whose project, user and type exist already (the common
+    first claim) is written by one statement that looks their ids up as
+    well. Otherwise owners and types are looked up (or created) in one go
+    first; for the common re-claim by the same owner there is nothing to
+    look up.
     """
     writes = []
     for req in requests:
@@ -265,16 +285,21 @@ def _write_consumers(ctx, requests, consumers):
         ctype = req.consumer_type
         if current is not None and ctype == current['consumer_type']:
             ctype = None
+        if current is None and consumer_obj.create_by_names(
+                conn, req.uuid, project, user, ctype):
+            continue
         writes.append((req, current, project, user, ctype))
-    owners = consumer_obj.ensure_owners(
-        ctx, [w[2] for w in writes if w[2]], [w[3] for w in writes if w[3]],
+    if not writes:
+        return
+    owners = consumer_obj.owner_ids(
+        conn, [w[2] for w in writes if w[2]], [w[3] for w in writes if w[3]],
         [w[4] for w in writes if w[4]])
     for req, current, project, user, ctype in writes:
         project_pk = owners['project'].get(project)
         user_pk = owners['user'].get(user)
         type_pk = owners['consumer_type'].get(ctype)
         if current is None:
-            consumer_obj.create(ctx, req.uuid, project_pk, user_pk, type_pk)
+            consumer_obj.create(conn, req.uuid, project_pk, user_pk, type_pk)
             continue
         changes = {}
         if project_pk is not None:
@@ -283,7 +308,19 @@ def _write_consumers(ctx, requests, consumers):
             changes['user_id'] = user_pk
         if type_pk is not None:
             changes['consumer_type_id'] = type_pk
-        consumer_obj.increment_generation(ctx, current, **changes)
+        consumer_obj.increment_generation(conn, current, **changes)
+
+
+def _allocation_rows(requests, providers, class_ids, now):
+    return [{'resource_provider_id': providers[rp_uuid]['id'],
+             'consumer_id': r.uuid, 'resource_class_id': class_ids[rc_name],
+             'used': amount, 'created_at': now}
+            for r in requests
+            for rp_uuid, resources in sorted(r.allocations.items())
+            for rc_name, amount in sorted(resources.items())]
+
+
+_INSERT = _A.insert()
 
 
 @placement_db.writer
@@ -291,12 +328,16 @@ def replace_all_in_transaction(ctx, requests, class_ids):
     """Replace the allocations of several consumers in the caller's
     transaction (see :func:`replace_all`); the reshaper joins here.
 
+    Every step runs on the one connection of this writer scope rather than
+    in nested scopes of its own: on a claim, opening and closing those
+    cost more than the SQL.
+
     :param requests: a list of :class:`ConsumerRequest`.
     :param class_ids: {class name: id} from :func:`resolve_classes`.
     :returns: the set of provider uuids whose generation was bumped.
     """
     conn = ctx.session.connection()
-    consumers = consumer_obj.get_by_uuids(ctx, [r.uuid for r in requests])
+    consumers = consumer_obj.fetch(conn, [r.uuid for r in requests])
     for req in requests:
         if req.generation is not UNCHECKED:
             consumer_obj.check_generation(consumers.get(req.uuid),
@@ -305,7 +346,7 @@ def replace_all_in_transaction(ctx, requests, class_ids):
     # claim deletes nothing (and, on MySQL, takes no gap locks).
     existing = sorted(r.uuid for r in requests if r.uuid in consumers)
     providers, inventory = _load_providers(
-        ctx, {rp for r in requests for rp in r.allocations}, existing)
+        conn, {rp for r in requests for rp in r.allocations}, existing)
     wanted = [(rp_uuid, rc_name, amount)
               for r in requests
               for rp_uuid, resources in sorted(r.allocations.items())
@@ -313,24 +354,19 @@ def replace_all_in_transaction(ctx, requests, class_ids):
     _check_capacity(wanted, providers, inventory, class_ids)
     if existing:
         conn.execute(_A.delete().where(_A.c.consumer_id.in_(existing)))
-    _write_consumers(ctx, requests, consumers)
-    now = timeutils.utcnow()
-    rows = [{'resource_provider_id': providers[rp_uuid]['id'],
-             'consumer_id': r.uuid, 'resource_class_id': class_ids[rc_name],
-             'used': amount, 'created_at': now}
-            for r in requests
-            for rp_uuid, resources in sorted(r.allocations.items())
-            for rc_name, amount in sorted(resources.items())]
+    _write_consumers(conn, requests, consumers)
+    rows = _allocation_rows(requests, providers, class_ids,
+                            timeutils.utcnow())
     if rows:
-        conn.execute(_A.insert(), rows)
+        conn.execute(_INSERT, rows)
     # NOTE: bump in id order so that two claims over the same providers
     # lock them in the same order and cannot deadlock each other.
     touched = sorted(providers.values(), key=lambda p: p['id'])
     for provider in touched:
-        rp_obj.increment_generation(ctx, provider)
+        rp_obj.bump_generation(conn, provider)
     emptied = [r.uuid for r in requests
                if not r.allocations and r.uuid in consumers]
-    consumer_obj.delete_if_unused(ctx, emptied)
+    consumer_obj.delete_if_unused(conn, emptied)
     return {p['uuid'] for p in touched}
 
 
@@ -377,9 +413,9 @@ def replace_all(ctx, requests):
 
 @placement_db.writer
 def _delete_for_consumer(ctx, consumer_uuid):
-    result = ctx.session.execute(
-        _A.delete().where(_A.c.consumer_id == consumer_uuid))
-    consumer_obj.delete_if_unused(ctx, [consumer_uuid])
+    conn = ctx.session.connection()
+    result = conn.execute(_A.delete().where(_A.c.consumer_id == consumer_uuid))
+    consumer_obj.delete_if_unused(conn, [consumer_uuid])
     return result.rowcount
 
 

@@ -15,6 +15,8 @@ A consumer travels as a dict: ``id``, ``uuid``, ``generation``,
 None), plus the internal ``project_pk``, ``user_pk`` and ``type_pk``.
 """
 
+import contextlib
+
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -80,15 +82,31 @@ def _select():
 # more Python time than SQLite needs to run them.
 _BY_UUIDS = _select().where(
     _C.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
+# NOTE: and one for a single consumer, which spares SQLAlchemy the
+# expansion of the IN list at every execution.
+_BY_UUID = _select().where(_C.c.uuid == sa.bindparam('uuid'))
 
 
 @placement_db.reader
 def get_by_uuids(ctx, uuids):
     """The existing consumers among ``uuids``, as {uuid: consumer dict}."""
+    return fetch(ctx.session.connection(), uuids)
+
+
+def fetch(conn, uuids):
+    """:func:`get_by_uuids` on the connection of an open transaction.
+
+    The claim path calls this and the other ``conn`` functions below from
+    inside its one writer transaction: a nested enginefacade scope per
+    step cost more than the statements themselves.
+    """
+    uuids = set(uuids)
     if not uuids:
         return {}
-    rows = ctx.session.connection().execute(
-        _BY_UUIDS, {'uuids': sorted(set(uuids))}).mappings()
+    if len(uuids) == 1:
+        rows = conn.execute(_BY_UUID, {'uuid': uuids.pop()}).mappings()
+    else:
+        rows = conn.execute(_BY_UUIDS, {'uuids': sorted(uuids)}).mappings()
     return {row['uuid']: dict(row) for row in rows}
 
 
@@ -121,34 +139,38 @@ def ensure_owners(ctx, projects=(), users=(), consumer_types=()):
     :returns: {'project': {external id: id}, 'user': {...},
         'consumer_type': {name: id}}.
     """
+    return owner_ids(ctx.session.connection(), projects, users,
+                     consumer_types)
+
+
+def owner_ids(conn, projects=(), users=(), consumer_types=()):
+    """:func:`ensure_owners` on the connection of an open transaction."""
     wanted = {'project': sorted(set(projects)), 'user': sorted(set(users)),
               'consumer_type': sorted(set(consumer_types))}
     found = {kind: {} for kind in wanted}
     if not any(wanted.values()):
         return found
-    for kind, id_, name in ctx.session.connection().execute(
-            _OWNERS_QUERY, wanted):
+    for kind, id_, name in conn.execute(_OWNERS_QUERY, wanted):
         found[kind][name] = id_
     for kind, table, column in _OWNER_TABLES:
         for name in wanted[kind]:
             if name not in found[kind]:
-                found[kind][name] = _insert_name(ctx, table, column, name)
+                found[kind][name] = _insert_name(conn, table, column, name)
     return found
 
 
-def _insert_name(ctx, table, column, name):
+def _insert_name(conn, table, column, name):
     # NOTE: no savepoint and no second look on a duplicate: on MariaDB the
     # row committed by the racing request is not visible in this
     # transaction's snapshot anyway. The DBDuplicateEntry ends the
     # transaction and the caller reruns it (see objects.allocation).
-    result = ctx.session.connection().execute(
+    result = conn.execute(
         table.insert(), {column.name: name, 'created_at': timeutils.utcnow()})
     return result.inserted_primary_key[0]
 
 
-@placement_db.writer
-def create(ctx, uuid, project_pk, user_pk, type_pk=None):
-    """Insert a consumer and return its dict.
+def create(conn, uuid, project_pk, user_pk, type_pk=None):
+    """Insert a consumer and return its dict (in an open transaction).
 
     The row starts at generation 1: it is created by the write of its
     first allocations, which counts as its first change.
@@ -156,23 +178,81 @@ def create(ctx, uuid, project_pk, user_pk, type_pk=None):
     :raises errors.Conflict: another request created it meanwhile.
     """
     now = timeutils.utcnow()
-    try:
-        result = ctx.session.connection().execute(_C.insert(), dict(
+    with _first_claim_race():
+        result = conn.execute(_C.insert(), dict(
             uuid=uuid, project_id=project_pk, user_id=user_pk,
             consumer_type_id=type_pk, generation=1, created_at=now))
-    except db_exc.DBDuplicateEntry:
-        # NOTE: two first claims for one consumer raced; the loser must
-        # re-read, exactly as after a generation mismatch. No savepoint:
-        # the whole transaction is abandoned anyway.
-        raise ConsumerGenerationConflict(1, None)
     return {'id': result.inserted_primary_key[0], 'uuid': uuid,
             'generation': 1, 'project_pk': project_pk, 'user_pk': user_pk,
             'type_pk': type_pk, 'created_at': now, 'updated_at': None}
 
 
-@placement_db.writer
-def increment_generation(ctx, consumer, **changes):
+@contextlib.contextmanager
+def _first_claim_race():
+    try:
+        yield
+    except db_exc.DBDuplicateEntry:
+        # NOTE: two first claims for one consumer raced; the loser must
+        # re-read, exactly as after a generation mismatch. No savepoint:
+        # the whole transaction is abandoned anyway.
+        raise ConsumerGenerationConflict(1, None)
+
+
+def _create_by_names(with_type):
+    """INSERT INTO consumers ... SELECT the owners' ids by their names.
+
+    Inserts nothing when the project, the user or the type is missing.
+    """
+    columns = [sa.bindparam('c_uuid', type_=_C.c.uuid.type),
+               _P.c.id, _U.c.id,
+               _T.c.id if with_type else sa.null(),
+               sa.bindparam('c_generation', type_=sa.Integer),
+               sa.bindparam('c_now', type_=sa.DateTime)]
+    # NOTE: a cross join of at most one row of each table, spelled as
+    # joins ON true so that SQLAlchemy does not warn of a cartesian product.
+    owners = _P.join(_U, sa.true())
+    if with_type:
+        owners = owners.join(_T, sa.true())
+    select = (sa.select(*columns).select_from(owners)
+              .where(_P.c.external_id == sa.bindparam('c_project'))
+              .where(_U.c.external_id == sa.bindparam('c_user')))
+    if with_type:
+        select = select.where(_T.c.name == sa.bindparam('c_type'))
+    return _C.insert().from_select(
+        ['uuid', 'project_id', 'user_id', 'consumer_type_id', 'generation',
+         'created_at'], select)
+
+
+_CREATE_BY_NAMES = {True: _create_by_names(True),
+                    False: _create_by_names(False)}
+
+
+def create_by_names(conn, uuid, project, user, consumer_type=None):
+    """Insert a consumer whose owners are named by their external ids.
+
+    The common first claim: its project, user and type exist already, and
+    one statement both finds their ids and writes the consumer.
+
+    :param consumer_type: a type name, or None for no type.
+    :returns: True when the consumer was inserted; False when one of the
+        owners does not exist yet (nothing was written: look them up or
+        create them with :func:`owner_ids`, then :func:`create`).
+    :raises errors.Conflict: another request created the consumer.
+    """
+    params = {'c_uuid': uuid, 'c_project': project, 'c_user': user,
+              'c_generation': 1, 'c_now': timeutils.utcnow()}
+    if consumer_type is not None:
+        params['c_type'] = consumer_type
+    with _first_claim_race():
+        result = conn.execute(
+            _CREATE_BY_NAMES[consumer_type is not None], params)
+    return result.rowcount == 1
+
+
+def increment_generation(conn, consumer, **changes):
     """Bump the consumer's generation, applying ``changes`` to its row.
+
+    Runs on the connection of the caller's open write transaction.
 
     The update only happens if the row is still at the generation in
     ``consumer``, so that two writers who read the same state cannot both
@@ -185,7 +265,7 @@ def increment_generation(ctx, consumer, **changes):
     expected = consumer['generation']
     values = dict(changes, generation=expected + 1,
                   updated_at=timeutils.utcnow())
-    result = ctx.session.connection().execute(
+    result = conn.execute(
         _C.update().where(_C.c.id == consumer['id'])
         .where(_C.c.generation == expected).values(**values))
     if result.rowcount != 1:
@@ -196,12 +276,14 @@ def increment_generation(ctx, consumer, **changes):
     return expected + 1
 
 
-@placement_db.writer
-def delete_if_unused(ctx, consumer_uuids):
-    """Delete those of ``consumer_uuids`` that hold no allocations."""
+def delete_if_unused(conn, consumer_uuids):
+    """Delete those of ``consumer_uuids`` that hold no allocations.
+
+    Runs on the connection of the caller's open write transaction.
+    """
     if not consumer_uuids:
         return
     alloc = tables.allocations
-    ctx.session.connection().execute(
+    conn.execute(
         _C.delete().where(_C.c.uuid.in_(sorted(set(consumer_uuids))))
         .where(~sa.exists().where(alloc.c.consumer_id == _C.c.uuid)))

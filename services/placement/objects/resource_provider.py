@@ -78,13 +78,29 @@ def increment_generation(ctx, provider, expected=None):
     :returns: the new generation (also stored in ``provider``).
     :raises ConcurrentUpdate: somebody else changed the provider.
     """
+    return bump_generation(ctx.session.connection(), provider, expected)
+
+
+# NOTE: built once: this runs on every claim and composing the statement
+# cost more than running it. The parameter names must differ from the
+# column names that an UPDATE's SET clause reserves.
+_BUMP = (_RP.update()
+         .where(_RP.c.id == sa.bindparam('b_id'))
+         .where(_RP.c.generation == sa.bindparam('b_expected'))
+         .values(generation=sa.bindparam('b_generation'),
+                 updated_at=sa.bindparam('b_now')))
+
+
+def bump_generation(conn, provider, expected=None):
+    """:func:`increment_generation` in an open write transaction.
+
+    :param conn: the transaction's connection.
+    """
     if expected is None:
         expected = provider['generation']
-    result = ctx.session.execute(
-        _RP.update()
-        .where(_RP.c.id == provider['id'])
-        .where(_RP.c.generation == expected)
-        .values(generation=expected + 1, updated_at=timeutils.utcnow()))
+    result = conn.execute(_BUMP, {
+        'b_id': provider['id'], 'b_expected': expected,
+        'b_generation': expected + 1, 'b_now': timeutils.utcnow()})
     if result.rowcount != 1:
         raise ConcurrentUpdate(provider['uuid'])
     provider['generation'] = expected + 1
