@@ -47,10 +47,27 @@ def _roots(allocation_requests, summaries):
     providers that are not sharing ones.
     """
     by_root = {}
+    empty = {}
     for request in allocation_requests:
+        allocations = request['allocations']
+        if len(allocations) == 1:
+            # NOTE: the common case, one provider: the same rule without
+            # building a set per request.
+            (rp,) = allocations
+            summary = summaries.get(rp, empty)
+            if _SHARING in summary.get('traits', ()):
+                LOG.debug('Skipping allocation request spanning roots %s',
+                          set())
+                continue
+            root = summary.get('root_provider_uuid', rp)
+            if root in by_root:
+                by_root[root].append(request)
+            else:
+                by_root[root] = [request]
+            continue
         roots = set()
-        for rp in request['allocations']:
-            summary = summaries.get(rp, {})
+        for rp in allocations:
+            summary = summaries.get(rp, empty)
             if _SHARING not in summary.get('traits', ()):
                 roots.add(summary.get('root_provider_uuid', rp))
         if len(roots) != 1:
@@ -195,7 +212,8 @@ class Scheduler(object):
                 if index > 0 and host_filter.run_filter_once_per_request:
                     continue
                 before = hosts
-                hosts = list(host_filter.filter_all(before, spec))
+                if host_filter.run_filter_for_request(spec):
+                    hosts = list(host_filter.filter_all(before, spec))
                 LOG.debug('Filter %s returned %d host(s)', host_filter.name,
                           len(hosts))
                 if index == 0:

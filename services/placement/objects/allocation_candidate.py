@@ -146,7 +146,7 @@ def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings):
         return _empty()
     forbidden = frozenset(agg_ids[u] for u in group.member_of.forbidden
                           if u in agg_ids)
-    rows = cq.flat_candidates(
+    rows, inventories = cq.flat_candidates(
         conn, resources, traits=_trait_ids(ctx, group.traits),
         aggregates=(any_of, forbidden),
         root_traits=_trait_ids(ctx, creq.root_required),
@@ -157,8 +157,13 @@ def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings):
     names = {rc: name for name, rc in rc_ids.items()}
     pids = [pid for pid, _uuid in chosen]
     tree = {pid: (uuid, None, pid) for pid, uuid in chosen}
-    inventories = cq.inventories(
-        conn, pids, None if version >= (1, 27) else set(resources))
+    # NOTE: the requested classes were read with the candidates; from
+    # 1.27 the summaries show every class of the provider.
+    inventories = {pid: inventories[pid] for pid in pids}
+    if version >= (1, 27):
+        others = cq.inventories(conn, pids, other_than=set(resources))
+        for pid, entries in others.items():
+            inventories[pid] = sorted(inventories[pid] + entries)
     for rows in inventories.values():
         for rc, _cap, _used in rows:
             if rc not in names:

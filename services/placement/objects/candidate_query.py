@@ -45,6 +45,32 @@ def chunks(ids, size=_CHUNK):
         yield ids[start:start + size]
 
 
+def id_batches(conn, stmt, column, ids):
+    """Run ``stmt`` for the rows whose ``column`` is one of ``ids``.
+
+    ``column`` must be the statement's first column. Yields lists of rows.
+
+    NOTE: when the ids fill most of their id range (the candidates of a
+    flat cloud come in id order), one BETWEEN range scan replaces the IN
+    lists, which SQLAlchemy expands into one bound parameter per id on
+    every execution; the few rows outside ``ids`` are dropped here.
+    """
+    if not isinstance(ids, (set, frozenset)):
+        ids = set(ids)
+    if not ids:
+        return
+    low, high = min(ids), max(ids)
+    span = high - low + 1
+    if len(ids) * 2 >= span:
+        rows = conn.execute(stmt.where(column.between(low, high))).all()
+        if len(ids) < span:
+            rows = [row for row in rows if row[0] in ids]
+        yield rows
+        return
+    for part in chunks(ids):
+        yield conn.execute(stmt.where(column.in_(part))).all()
+
+
 def _correlated_usage(rp_col, rc_id):
     """The scalar usage of class ``rc_id`` on the provider in ``rp_col``.
 
@@ -152,13 +178,24 @@ def _aggregate_filters(id_col, any_of, forbidden):
     return clauses
 
 
+def _static_fits(inv, amount):
+    """The conditions of :func:`_fits` that do not depend on usage.
+
+    NOTE: with no usage, the capacity condition still removes providers
+    too small for the amount; usage is compared in :func:`_with_room`.
+    """
+    return inventory.fits_sql(amount, 0, inv)
+
+
 def flat_candidates(conn, resources, traits=((), (), ()),
                     aggregates=((), ()), root_traits=((), (), ()),
                     in_tree_root=None, bound=None):
     """Providers that alone satisfy every class of ``resources``.
 
     The fast path for a cloud without nested or sharing providers: each
-    such provider is one candidate, so one statement finds them all.
+    such provider is one candidate, so one statement finds them all, with
+    the inventory and usage of the requested classes that the provider
+    summaries show.
 
     :param resources: dict of class id -> amount.
     :param traits: (all_of ids, tuple of any_of id sets, forbidden ids).
@@ -166,9 +203,11 @@ def flat_candidates(conn, resources, traits=((), (), ()),
     :param root_traits: like ``traits``, for root_required.
     :param in_tree_root: the root id a provider must have, or None.
     :param bound: stop once this many are found (None: find all).
-    :returns: list of (id, uuid) ordered by id.
+    :returns: (rows, inventories): rows is a list of (id, uuid) ordered by
+        id; inventories is {id: [(class id, capacity, used)]} of the
+        requested classes of those providers, in class id order.
     """
-    stmt = sa.select(_RP.c.id, _RP.c.uuid)
+    columns = [_RP.c.id, _RP.c.uuid]
     source = _RP
     conditions = []
     for rc_id, amount in sorted(resources.items()):
@@ -176,34 +215,69 @@ def flat_candidates(conn, resources, traits=((), (), ()),
         source = source.join(inv, sa.and_(
             inv.c.resource_provider_id == _RP.c.id,
             inv.c.resource_class_id == rc_id))
-        conditions.append(
-            _fits(inv, _correlated_usage(_RP.c.id, rc_id), amount))
+        # NOTE: the usage is selected rather than compared in SQL, where
+        # SQLite would compute it twice; the row count, not the usage,
+        # is what a thousand candidates cost.
+        columns += [inv.c.total, inv.c.reserved, inv.c.allocation_ratio,
+                    _correlated_usage(_RP.c.id, rc_id)]
+        conditions.append(_static_fits(inv, amount))
     conditions.extend(_trait_filters(_RP.c.id, *traits))
     conditions.extend(_trait_filters(_RP.c.id, *root_traits))
     conditions.extend(_aggregate_filters(_RP.c.id, *aggregates))
     if in_tree_root is not None:
         conditions.append(_RP.c.root_provider_id == in_tree_root)
-    stmt = stmt.select_from(source).where(*conditions)
+    stmt = sa.select(*columns).select_from(source).where(*conditions)
+    wanted = sorted(resources.items())
     if bound is None:
         # NOTE: sorted here rather than by ORDER BY: SQLite would sort
         # through a temporary B-tree after evaluating every provider.
-        rows = conn.execute(stmt).all()
-        rows.sort(key=_FIRST)
-        return rows
+        return _with_room(conn.execute(stmt).all(), wanted)
     # NOTE: with a bound, walk the providers in id ranges that grow, so
     # the usage subqueries run for about ``bound`` providers instead of
     # all of them; the order stays by id.
     low, high = conn.execute(sa.select(sa.func.min(_RP.c.id),
                                        sa.func.max(_RP.c.id))).first()
-    found = []
+    found, usage = [], {}
     width = max(bound + bound // 4, 64)
     while low is not None and low <= high and len(found) < bound:
         top = low + width - 1
-        rows = conn.execute(stmt.where(_RP.c.id.between(low, top))).all()
-        rows.sort(key=_FIRST)
+        rows, part = _with_room(
+            conn.execute(stmt.where(_RP.c.id.between(low, top))).all(),
+            wanted)
         found.extend(rows)
+        usage.update(part)
         low, width = top + 1, width * 2
-    return found[:bound]
+    found = found[:bound]
+    return found, {pid: usage[pid] for pid, _uuid in found}
+
+
+def _with_room(rows, wanted):
+    """The rows of :func:`flat_candidates` with room for the request.
+
+    :param wanted: sorted (class id, amount) pairs, the order of the
+        inventory columns of each row.
+    :returns: ([(id, uuid)] in id order, {id: [(class id, capacity,
+        used)]}).
+    """
+    rows.sort(key=_FIRST)
+    capacity = inventory.capacity
+    kept, usage = [], {}
+    for row in rows:
+        entries = []
+        for index, (rc_id, amount) in enumerate(wanted):
+            total, reserved, ratio, used = row[2 + 4 * index:6 + 4 * index]
+            room = capacity(total, reserved, ratio)
+            used = int(used or 0)
+            # NOTE: fits_sql's test, used + amount <= capacity: an integer
+            # sum is below the float product exactly when it is below its
+            # floor, the integer capacity.
+            if used + amount > room:
+                break
+            entries.append((rc_id, room, used))
+        else:
+            kept.append((row[0], row[1]))
+            usage[row[0]] = entries
+    return kept, usage
 
 
 def providers(conn, ids=None, root_ids=None):
@@ -233,13 +307,14 @@ def provider_by_uuid(conn, uuid):
 def trait_names(conn, ids):
     """{provider id: set of trait names} for ``ids`` (no entry: none)."""
     result = {}
-    for part in chunks(ids):
-        for rp_id, name in conn.execute(
-                sa.select(_RPT.c.resource_provider_id, _TRAITS.c.name)
-                .select_from(_RPT.join(_TRAITS,
-                                       _TRAITS.c.id == _RPT.c.trait_id))
-                .where(_RPT.c.resource_provider_id.in_(part))).all():
-            result.setdefault(rp_id, set()).add(name)
+    stmt = (sa.select(_RPT.c.resource_provider_id, _TRAITS.c.name)
+            .select_from(_RPT.join(_TRAITS, _TRAITS.c.id == _RPT.c.trait_id)))
+    for rows in id_batches(conn, stmt, _RPT.c.resource_provider_id, ids):
+        for rp_id, name in rows:
+            if rp_id in result:
+                result[rp_id].add(name)
+            else:
+                result[rp_id] = {name}
     return result
 
 
@@ -289,10 +364,11 @@ def sharing_anchors(conn, sharing_ids):
     return result
 
 
-def inventories(conn, ids, rc_ids=None):
+def inventories(conn, ids, rc_ids=None, other_than=None):
     """Inventory and usage of providers ``ids`` for the summaries.
 
     :param rc_ids: only these classes when given (before 1.27).
+    :param other_than: leave out these classes when given.
     :returns: {provider id: [(rc id, capacity, used)]} in class id order.
     """
     result = {}
@@ -301,18 +377,19 @@ def inventories(conn, ids, rc_ids=None):
                     _INV.c.resource_provider_id)
              .where(_ALLOC.c.resource_class_id == _INV.c.resource_class_id)
              .scalar_subquery())
-    for part in chunks(ids):
-        stmt = (sa.select(_INV.c.resource_provider_id,
-                          _INV.c.resource_class_id, _INV.c.total,
-                          _INV.c.reserved, _INV.c.allocation_ratio, usage)
-                .where(_INV.c.resource_provider_id.in_(part)))
-        if rc_ids is not None:
-            stmt = stmt.where(_INV.c.resource_class_id.in_(sorted(rc_ids)))
-        rows = conn.execute(stmt).all()
+    stmt = sa.select(_INV.c.resource_provider_id, _INV.c.resource_class_id,
+                     _INV.c.total, _INV.c.reserved, _INV.c.allocation_ratio,
+                     usage)
+    if rc_ids is not None:
+        stmt = stmt.where(_INV.c.resource_class_id.in_(sorted(rc_ids)))
+    if other_than:
+        stmt = stmt.where(
+            _INV.c.resource_class_id.notin_(sorted(other_than)))
+    capacity = inventory.capacity
+    for rows in id_batches(conn, stmt, _INV.c.resource_provider_id, ids):
         rows.sort(key=_FIRST_TWO)
         for rp_id, rc_id, total, reserved, ratio, used in rows:
-            entry = (rc_id, inventory.capacity(total, reserved, ratio),
-                     int(used or 0))
+            entry = (rc_id, capacity(total, reserved, ratio), int(used or 0))
             if rp_id in result:
                 result[rp_id].append(entry)
             else:

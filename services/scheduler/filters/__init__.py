@@ -77,6 +77,16 @@ class BaseHostFilter(object):
         """The filter's class name, as configured and logged."""
         return type(self).__name__
 
+    def run_filter_for_request(self, spec_obj):
+        """False when this filter passes every host for ``spec_obj``.
+
+        The pipeline then skips the host-by-host pass (and records that
+        every host passed). A filter overrides this when it can tell from
+        the request alone, e.g. an affinity filter for a request without
+        a server group; the default runs the filter.
+        """
+        return True
+
     def host_passes(self, host_state, spec_obj):
         """True when ``host_state`` can take one instance of ``spec_obj``."""
         raise NotImplementedError()

@@ -84,6 +84,12 @@ class ComputeCapabilitiesFilter(filters.BaseHostFilter):
     run_filter_once_per_request = True
     RUN_ON_REBUILD = False
 
+    def run_filter_for_request(self, spec_obj):
+        """Only a flavor with capability extra specs can lose hosts."""
+        flavor = spec_obj.flavor
+        extra_specs = (flavor.extra_specs if flavor is not None else None)
+        return any(_path(key) is not None for key in extra_specs or {})
+
     def host_passes(self, host_state, spec_obj):
         """True when every capability requirement of the flavor is met."""
         flavor = spec_obj.flavor

@@ -3,6 +3,7 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """ImagePropertiesFilter: architecture, hypervisor and VM mode of an image."""
 
+import functools
 import operator
 import re
 
@@ -63,13 +64,28 @@ def version_satisfied(requirement, host_version):
     return True
 
 
+@functools.lru_cache(maxsize=1024)
+def _canonical_triple(arch, hv_type, vm_mode):
+    """A host triple's canonical (arch, hv_type, vm_mode).
+
+    NOTE: cached: a cloud has a handful of distinct triples, and each
+    request would otherwise canonicalise every one of every candidate.
+    """
+    return (_canonical(arch, _ARCH_ALIASES),
+            _canonical(hv_type, _HV_TYPE_ALIASES),
+            _canonical(vm_mode, _VM_MODE_ALIASES))
+
+
 def _supports(triple, arch, hv_type, vm_mode):
     """Whether one [arch, hv_type, vm_mode] host triple fits the image."""
     if len(triple) != 3:
         return False
-    host_arch = _canonical(triple[0], _ARCH_ALIASES)
-    host_hv = _canonical(triple[1], _HV_TYPE_ALIASES)
-    host_mode = _canonical(triple[2], _VM_MODE_ALIASES)
+    try:
+        host_arch, host_hv, host_mode = _canonical_triple(*triple)
+    except TypeError:
+        # An unhashable value cannot be cached; it is canonicalised anyway.
+        host_arch, host_hv, host_mode = _canonical_triple.__wrapped__(
+            *triple)
     # NOTE: images say 'qemu' for both QEMU and KVM guests (Nova's image
     # property documentation); a KVM-capable host runs either.
     hv_ok = (not hv_type or hv_type == host_hv
@@ -98,6 +114,19 @@ class ImagePropertiesFilter(filters.BaseHostFilter):
 
     def host_passes(self, host_state, spec_obj):
         """True when the host supports the image's requirements."""
+        wanted = self._wanted(spec_obj)
+        return wanted is None or self._passes(host_state, wanted)
+
+    def filter_all(self, host_states, spec_obj):
+        """Yield the hosts that pass; the image is read once per pass."""
+        wanted = self._wanted(spec_obj)
+        for host_state in host_states:
+            if wanted is None or self._passes(host_state, wanted):
+                yield host_state
+
+    @staticmethod
+    def _wanted(spec_obj):
+        """(arch, hv_type, vm_mode, text, properties), or None for any."""
         props = spec_obj.image.properties if spec_obj.image else {}
         arch = _canonical(
             props.get('hw_architecture')
@@ -106,18 +135,22 @@ class ImagePropertiesFilter(filters.BaseHostFilter):
         hv_type = _canonical(props.get('img_hv_type'), _HV_TYPE_ALIASES)
         vm_mode = _canonical(props.get('hw_vm_mode'), _VM_MODE_ALIASES)
         if not (arch or hv_type or vm_mode):
-            return True
-        wanted = 'architecture %s, hypervisor %s, vm mode %s' % (
+            return None
+        text = 'architecture %s, hypervisor %s, vm mode %s' % (
             arch or 'any', hv_type or 'any', vm_mode or 'any')
+        return arch, hv_type, vm_mode, text, props
+
+    def _passes(self, host_state, wanted):
+        arch, hv_type, vm_mode, text, props = wanted
         if not host_state.supported_instances:
             return self.reject(
                 host_state, 'image requires %s but the host advertises no '
-                'supported instances', wanted)
+                'supported instances', text)
         if not any(_supports(triple, arch, hv_type, vm_mode)
                    for triple in host_state.supported_instances):
             return self.reject(
                 host_state, 'image requires %s, host supports only %s',
-                wanted, host_state.supported_instances)
+                text, host_state.supported_instances)
         return self._version_passes(host_state, props)
 
     def _version_passes(self, host_state, props):

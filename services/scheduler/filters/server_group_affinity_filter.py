@@ -22,6 +22,11 @@ class ServerGroupAffinityFilter(filters.BaseHostFilter):
 
     RUN_ON_REBUILD = False
 
+    def run_filter_for_request(self, spec_obj):
+        """Only a request in an affinity group can lose hosts here."""
+        group = spec_obj.instance_group
+        return group is not None and group.policy == instance_group.AFFINITY
+
     def host_passes(self, host_state, spec_obj):
         """True unless the request's affinity group lives elsewhere."""
         group = spec_obj.instance_group

@@ -22,6 +22,12 @@ class ServerGroupAntiAffinityFilter(filters.BaseHostFilter):
 
     RUN_ON_REBUILD = False
 
+    def run_filter_for_request(self, spec_obj):
+        """Only a request in an anti-affinity group can lose hosts here."""
+        group = spec_obj.instance_group
+        return (group is not None and
+                group.policy == instance_group.ANTI_AFFINITY)
+
     def host_passes(self, host_state, spec_obj):
         """True unless the host is full of the request's group members."""
         group = spec_obj.instance_group

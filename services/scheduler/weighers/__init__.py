@@ -52,6 +52,9 @@ def aggregate_multiplier(host_state, key, default):
 class WeighedHost(object):
     """A host with its total weight and each weigher's contribution."""
 
+    # NOTE: one per candidate host and request; slots make them cheaper.
+    __slots__ = ('obj', 'weight', 'contributions')
+
     def __init__(self, host_state):
         self.obj = host_state
         self.weight = 0.0
@@ -85,8 +88,14 @@ class BaseHostWeigher(object):
         raise NotImplementedError()
 
     def weigh_objects(self, weighed_hosts, spec_obj):
-        """Raw weights of every host, in order."""
-        return [self._weigh_object(w.obj, spec_obj) for w in weighed_hosts]
+        """Raw weights of every host, in order.
+
+        A weigher whose raw weight is a plain host attribute may override
+        this with one list comprehension: a thousand candidates make the
+        per-host call the cost of weighing.
+        """
+        weigh = self._weigh_object
+        return [weigh(w.obj, spec_obj) for w in weighed_hosts]
 
 
 class _NoAggregates(object):
@@ -103,11 +112,28 @@ _NO_AGGREGATES = _NoAggregates()
 _OVERRIDE_SUFFIX = '_weight_multiplier'
 
 
-def _overrides_multipliers(host_state):
-    """True when one of the host's aggregates sets a weight multiplier."""
-    return any(key.endswith(_OVERRIDE_SUFFIX)
-               for aggregate in host_state.aggregates
-               for key in aggregate.metadata)
+def _overrides_multipliers(host_states):
+    """Per host, True when one of its aggregates sets a weight multiplier.
+
+    NOTE: hosts share a few aggregates; each aggregate's metadata is
+    read once per call, not once per member host.
+    """
+    by_aggregate = {}
+    result = []
+    for host_state in host_states:
+        found = False
+        for aggregate in host_state.aggregates:
+            key = id(aggregate)
+            sets = by_aggregate.get(key)
+            if sets is None:
+                sets = by_aggregate[key] = any(
+                    name.endswith(_OVERRIDE_SUFFIX)
+                    for name in aggregate.metadata)
+            if sets:
+                found = True
+                break
+        result.append(found)
+    return result
 
 
 def weigh(weighers, host_states, spec_obj):
@@ -125,7 +151,7 @@ def weigh(weighers, host_states, spec_obj):
     weighed = [WeighedHost(h) for h in host_states]
     if not weighed:
         return []
-    overridden = [_overrides_multipliers(h) for h in host_states]
+    overridden = _overrides_multipliers(host_states)
     any_override = any(overridden)
     for weigher in weighers:
         default = weigher.weight_multiplier(_NO_AGGREGATES)
@@ -136,11 +162,18 @@ def weigh(weighers, host_states, spec_obj):
         if not any(normalized):
             # Every host scores 0: nothing to add, whatever the multiplier.
             continue
+        name = weigher.name
+        if not any_override:
+            for host, norm in zip(weighed, normalized):
+                contribution = default * norm
+                host.contributions[name] = contribution
+                host.weight += contribution
+            continue
         for host, norm, own in zip(weighed, normalized, overridden):
             multiplier = weigher.weight_multiplier(host.obj) if own \
                 else default
             contribution = multiplier * norm
-            host.contributions[weigher.name] = contribution
+            host.contributions[name] = contribution
             host.weight += contribution
     weighed.sort(key=lambda w: w.weight, reverse=True)
     return weighed

@@ -44,6 +44,13 @@ class CrossCellWeigher(weighers.BaseHostWeigher):
             host_state, 'cross_cell_move_weight_multiplier',
             CONF.filter_scheduler.cross_cell_move_weight_multiplier)
 
+    def weigh_objects(self, weighed_hosts, spec_obj):
+        """Raw weights; the source cell is read once per request."""
+        cell = source_cell(spec_obj)
+        if cell is None:
+            return [0] * len(weighed_hosts)
+        return [1 if w.obj.cell_uuid == cell else 0 for w in weighed_hosts]
+
     def _weigh_object(self, host_state, spec_obj):
         """1 for a host in the move's source cell, else 0."""
         cell = source_cell(spec_obj)

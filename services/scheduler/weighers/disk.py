@@ -25,6 +25,10 @@ class DiskWeigher(weighers.BaseHostWeigher):
             host_state, 'disk_weight_multiplier',
             CONF.filter_scheduler.disk_weight_multiplier)
 
+    def weigh_objects(self, weighed_hosts, spec_obj):
+        """Free disk of every host (no call per host)."""
+        return [w.obj.free_disk_mb for w in weighed_hosts]
+
     def _weigh_object(self, host_state, spec_obj):
         """Free local disk in MiB."""
         return host_state.free_disk_mb

@@ -27,6 +27,10 @@ class RAMWeigher(weighers.BaseHostWeigher):
             host_state, 'ram_weight_multiplier',
             CONF.filter_scheduler.ram_weight_multiplier)
 
+    def weigh_objects(self, weighed_hosts, spec_obj):
+        """Free RAM of every host (no call per host)."""
+        return [w.obj.free_ram_mb for w in weighed_hosts]
+
     def _weigh_object(self, host_state, spec_obj):
         """Free RAM in MiB (negative when the host is overcommitted)."""
         return host_state.free_ram_mb

@@ -23,6 +23,12 @@ def group_members_on_host(host_state, spec_obj, policy):
     return sum(1 for host in group.hosts if host == host_state.host)
 
 
+def in_group(spec_obj, policy):
+    """True when the request belongs to a ``policy`` server group."""
+    group = spec_obj.instance_group
+    return group is not None and group.policy == policy
+
+
 class ServerGroupSoftAffinityWeigher(weighers.BaseHostWeigher):
     """Weigh hosts by the members of a soft-affinity group they run.
 
@@ -36,6 +42,12 @@ class ServerGroupSoftAffinityWeigher(weighers.BaseHostWeigher):
         return weighers.aggregate_multiplier(
             host_state, 'soft_affinity_weight_multiplier',
             CONF.filter_scheduler.soft_affinity_weight_multiplier)
+
+    def weigh_objects(self, weighed_hosts, spec_obj):
+        """Raw weights; all 0 at once outside a soft-affinity group."""
+        if not in_group(spec_obj, instance_group.SOFT_AFFINITY):
+            return [0] * len(weighed_hosts)
+        return super().weigh_objects(weighed_hosts, spec_obj)
 
     def _weigh_object(self, host_state, spec_obj):
         """Members of the request's soft-affinity group on the host."""

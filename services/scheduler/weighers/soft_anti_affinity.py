@@ -24,6 +24,13 @@ class ServerGroupSoftAntiAffinityWeigher(weighers.BaseHostWeigher):
             host_state, 'soft_anti_affinity_weight_multiplier',
             CONF.filter_scheduler.soft_anti_affinity_weight_multiplier)
 
+    def weigh_objects(self, weighed_hosts, spec_obj):
+        """Raw weights; all 0 at once outside a soft-anti-affinity group."""
+        if not soft_affinity.in_group(spec_obj,
+                                      instance_group.SOFT_ANTI_AFFINITY):
+            return [0] * len(weighed_hosts)
+        return super().weigh_objects(weighed_hosts, spec_obj)
+
     def _weigh_object(self, host_state, spec_obj):
         """Minus the members of the soft-anti-affinity group on the host."""
         # NOTE: negated so that a positive multiplier means "spread", the
