@@ -30,6 +30,7 @@ from oslo_db.sqlalchemy import engines as oslo_engines
 import sqlalchemy as sa
 from sqlalchemy import event
 
+from common.db import pymysql_tls
 from common import exception
 
 LOG = logging.getLogger(__name__)
@@ -130,6 +131,8 @@ class Database(object):
                 raise exception.DBNotConfigured(name=self.name)
             url = conf_group.connection
             self.is_sqlite = url.startswith('sqlite')
+            if url.startswith('mysql+pymysql'):
+                pymysql_tls.install()
             if self.is_sqlite:
                 _ensure_sqlite_directory(url)
             options = dict(
