@@ -8,8 +8,11 @@ once, the per-node reservation index and the cheap host-state copy must
 not change a decision or an explanation.
 """
 
+import copy
+
 import pytest
 
+from common.numa import topology
 from common.objects import instance_group as group_obj
 from services.scheduler import filters
 from services.scheduler.filters import compute_capabilities_filter as ccf
@@ -164,11 +167,28 @@ def test_a_private_copy_shares_only_the_read_only_parts():
     assert mine.aggregates is state.aggregates
     assert mine.lock is not state.lock and mine.limits is not state.limits
     mine.pci_stats[0]['count'] = 1
-    mine.numa_topology['cells'].append({'id': 1})
     mine.free_ram_mb = 0
     assert state.pci_stats == [{'count': 2}]
-    assert state.numa_topology == {'cells': [{'id': 0}]}
     assert state.free_ram_mb == 32768
+    # NOTE: the NUMA primitive is shared, read-only: consumption replaces
+    # it (see the next test), never writes into it.
+    assert mine.numa_topology is state.numa_topology
+
+
+def test_numa_usage_applied_to_a_copy_leaves_the_cached_primitive():
+    cell = {'id': 0, 'cpuset': [0, 1, 2, 3], 'pcpuset': [0, 1, 2, 3],
+            'siblings': [[0, 1], [2, 3]], 'memory': 4096,
+            'pinned_cpus': [], 'mempages': [
+                {'size_kb': 4, 'total': 1048576, 'used': 0},
+                {'size_kb': 2048, 'total': 64, 'used': 0}]}
+    primitive = {'cells': [cell]}
+    before = copy.deepcopy(primitive)
+    loaded = topology.load_host(primitive)
+    loaded.cells[0].pinned_cpus |= {0, 1}
+    loaded.cells[0].mempages[1].used = 8
+    loaded.cells[0].siblings[0].add(9)
+    loaded.cells[0].cpu_usage = 2
+    assert primitive == before
 
 
 def test_roots_of_single_and_spanning_requests():
