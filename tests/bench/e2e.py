@@ -23,12 +23,13 @@ decision), and the CPU each process spent per server. The run fails (exit
 1) when a server does not become ACTIVE, placement's usage does not match,
 or the single-request rate misses the target (50 servers/s).
 
-``--mode inprocess`` (default): the all-in-one in this interpreter on
-``fake://`` and SQLite (``--db mysql|postgresql`` for scratch databases
-on the local servers). ``--mode processes``: every service its own
-process on RabbitMQ and MariaDB (default) or PostgreSQL. ``--profile``
-records each process with py-spy during every phase and prints the
-hottest frames.
+``--mode processes`` (default): every service its own process on
+RabbitMQ and MariaDB (default) or PostgreSQL, as deployed; the only mode
+that uses more than one core. ``--mode inprocess``: the all-in-one in
+this interpreter on ``fake://`` and SQLite (``--db mysql|postgresql``
+for scratch databases on the local servers), bound to one core by the
+GIL. ``--profile`` records each process with py-spy during every phase
+and prints the hottest frames.
 """
 
 import json
@@ -351,7 +352,7 @@ def add_arguments(parser):
                         help='offer this many servers/s (open loop) '
                              'instead of sending back to back')
     parser.add_argument('--mode', choices=('inprocess', 'processes'),
-                        default='inprocess')
+                        default='processes')
     parser.add_argument('--db', choices=('sqlite', 'mysql', 'postgresql'),
                         default=None, help='sqlite (inprocess default) or '
                         'a scratch database on the local MariaDB '
