@@ -323,20 +323,22 @@ def _allocation_rows(requests, providers, class_ids, now):
 _INSERT = _A.insert()
 
 
-@placement_db.writer
+@placement_db.writer_connection
 def replace_all_in_transaction(ctx, requests, class_ids):
     """Replace the allocations of several consumers in the caller's
     transaction (see :func:`replace_all`); the reshaper joins here.
 
     Every step runs on the one connection of this writer scope rather than
-    in nested scopes of its own: on a claim, opening and closing those
-    cost more than the SQL.
+    in nested scopes of its own, and that scope makes no ORM Session (the
+    steps are all Core statements): on a claim, setting those up and
+    tearing them down cost more than the SQL. Inside the reshaper's writer
+    it runs on that writer's connection and transaction.
 
     :param requests: a list of :class:`ConsumerRequest`.
     :param class_ids: {class name: id} from :func:`resolve_classes`.
     :returns: the set of provider uuids whose generation was bumped.
     """
-    conn = ctx.session.connection()
+    conn = ctx.connection
     consumers = consumer_obj.fetch(conn, [r.uuid for r in requests])
     for req in requests:
         if req.generation is not UNCHECKED:
@@ -411,9 +413,9 @@ def replace_all(ctx, requests):
                       '(%d retries left)', retries)
 
 
-@placement_db.writer
+@placement_db.writer_connection
 def _delete_for_consumer(ctx, consumer_uuid):
-    conn = ctx.session.connection()
+    conn = ctx.connection
     result = conn.execute(_A.delete().where(_A.c.consumer_id == consumer_uuid))
     consumer_obj.delete_if_unused(conn, [consumer_uuid])
     return result.rowcount
