@@ -62,14 +62,15 @@ WAIT = 60
 class ComputeEndpoint(object):
     """A compute host that records the builds cast to it."""
 
-    target = messaging.Target(version='1.0')
+    target = messaging.Target(version='1.1')
 
     def __init__(self, host, builds):
         self.host = host
         self.builds = builds
 
     def build_and_run_instance(self, ctxt, instance, request_spec,
-                               selection, alternates, node=None):
+                               selection, alternates, node=None, host=None):
+        assert host in (None, self.host), host
         self.builds.append({'host': self.host, 'node': node,
                             'instance': instance,
                             'request_spec': request_spec,
@@ -180,6 +181,8 @@ class Deployment(object):
         self._serve('scheduler', 'func-scheduler', [scheduler])
         self._serve('conductor', 'func-conductor',
                     [self.conductor] + self.conductor.additional_endpoints)
+        self._serve(conductor_rpcapi.RECORDS_TOPIC, 'func-conductor',
+                    self.conductor.additional_endpoints)
         for host in HOSTS:
             self._serve('compute', host, [ComputeEndpoint(host,
                                                           self.builds)])
