@@ -14,7 +14,7 @@ from oslo_config import cfg
 from common.conf import _ksa
 
 DEFAULT_SERVICE_TYPE = 'placement'
-PLACEMENT_CONNECT_RETRIES = 4
+PLACEMENT_CONNECT_RETRIES = 5
 
 placement_group = cfg.OptGroup(
     'placement', title='Placement options',
@@ -102,8 +102,9 @@ def register_opts(conf):
     _ksa.register_client_opts(conf, placement_group, DEFAULT_SERVICE_TYPE)
     # NOTE: keystoneauth retries no refused connection by default, so a
     # placement restart would fail every claim and report made meanwhile.
-    # Four retries back off 0.5 + 1 + 2 + 4 s, which covers a restart and
-    # still gives up quickly when placement is really down.
+    # Five retries back off 0.5 + 1 + 2 + 4 + 8 s: a restart under load
+    # took longer than the 7.5 s of four (a boot failed in the restart
+    # test), and 15.5 s still gives up soon when placement is really down.
     conf.set_default('connect_retries', PLACEMENT_CONNECT_RETRIES,
                      group=placement_group.name)
 
