@@ -19,13 +19,11 @@ import sys
 import time
 import uuid
 
-from oslo_config import cfg
 import sqlalchemy as sa
 
 from common import baserpc
 from common import context
 from common import eventlet_mode
-from common import rpc
 from tests.functional import placement_server
 from tests.functional import scheduler_env
 
@@ -83,17 +81,9 @@ def _report_count(cell_url, host):
         engine.dispose()
 
 
-def _init_client(vhost):
-    conf = cfg.ConfigOpts()
-    rpc.register_opts(conf)
-    conf([])
-    conf.set_override('transport_url', vhost.url)
-    conf.set_override('rpc_response_timeout', 30)
-    rpc.init(conf)
-
-
-def test_scheduler_serves_rpc_in_eventlet_mode(vhost, tmp_path,
+def test_scheduler_serves_rpc_in_eventlet_mode(vhost_rpc, tmp_path,
                                                monkeypatch):
+    vhost = vhost_rpc
     host = 'eventlet-%s' % uuid.uuid4().hex[:8]
     conf_file, urls = _write_conf(str(tmp_path), vhost, host)
     _manage(conf_file, 'api_db', 'sync')
@@ -111,7 +101,6 @@ def test_scheduler_serves_rpc_in_eventlet_mode(vhost, tmp_path,
             assert scheduler.alive(), scheduler.log_tail()
             assert time.monotonic() < deadline, scheduler.log_tail()
             time.sleep(0.3)
-        _init_client(vhost)
         ctxt = context.RequestContext(user_id='smoke', project_id='smoke')
         reply = baserpc.BaseAPI('scheduler').ping(
             ctxt, {'hello': 'green'}, server=host)
@@ -126,7 +115,6 @@ def test_scheduler_serves_rpc_in_eventlet_mode(vhost, tmp_path,
             log = f.read()
         assert EVENTLET_EXECUTOR_LINE in log, scheduler.log_tail()
     finally:
-        rpc.cleanup()
         code = scheduler.stop()
     assert code == 0, scheduler.log_tail()
 

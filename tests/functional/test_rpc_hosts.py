@@ -6,9 +6,7 @@
 import threading
 import time
 
-from oslo_config import cfg
 import oslo_messaging as messaging
-import pytest
 
 from common import context
 from common import rpc
@@ -33,18 +31,6 @@ class Endpoint(object):
             self.seen.append((host, value))
 
 
-@pytest.fixture
-def transport(vhost):
-    conf = cfg.ConfigOpts()
-    rpc.register_opts(conf)
-    conf([])
-    conf.set_override('transport_url', vhost.url)
-    conf.set_override('rpc_response_timeout', 30)
-    rpc.init(conf)
-    yield vhost
-    rpc.cleanup()
-
-
 def _consumers(vhost):
     out = vhost.ctl(
         'list_queues',
@@ -67,7 +53,7 @@ def _wait_for(predicate, timeout=30):
     return predicate()
 
 
-def test_every_host_is_answered_by_one_listener(transport):
+def test_every_host_is_answered_by_one_listener(vhost_rpc):
     endpoint = Endpoint()
     server = rpc_hosts.HostsServer(TOPIC, HOSTS, [endpoint])
     server.start()
@@ -79,7 +65,7 @@ def test_every_host_is_answered_by_one_listener(transport):
                 client.prepare(server=host).call(ctxt, 'which', host=host)
                 == host
             )
-        queues = _consumers(transport)
+        queues = _consumers(vhost_rpc)
         direct = {'%s.%s' % (TOPIC, h) for h in HOSTS}
         assert direct <= set(queues)
         assert {queues[name] for name in direct} == {'1'}
@@ -89,7 +75,7 @@ def test_every_host_is_answered_by_one_listener(transport):
         server.wait()
 
 
-def test_a_cast_to_a_stopped_agent_waits_for_the_next(transport):
+def test_a_cast_to_a_stopped_agent_waits_for_the_next(vhost_rpc):
     """Stopping cancels every host's consumer: nothing is taken and lost."""
     first = Endpoint()
     server = rpc_hosts.HostsServer(TOPIC, HOSTS, [first])
