@@ -29,6 +29,7 @@ import oslo_messaging as messaging
 from common import baserpc
 import common.conf
 from common import context
+from common import gc_tuning
 from common import rpc
 from common import servicegroup
 
@@ -258,6 +259,7 @@ class ServiceLauncher(_Launcher):
         self._install()
         service.start()
         self.services.append(service)
+        gc_tuning.settle()
 
     def reload(self):
         """SIGHUP: reload mutable options, then reset each service."""
@@ -307,6 +309,7 @@ class ProcessLauncher(_Launcher):
         """Fork ``workers`` processes running ``service``."""
         self._install()
         self.service = service
+        gc_tuning.settle()
         for slot in range(workers):
             self._spawn(slot)
 

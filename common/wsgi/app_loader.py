@@ -14,6 +14,8 @@ message queue.
 import os
 import threading
 
+from common import gc_tuning
+
 CONFIG_ENV = 'BERTH_CONFIG_FILE'
 DEFAULT_CONFIG_FILE = '/etc/berth/berth.conf'
 
@@ -55,5 +57,7 @@ class LazyApplication(object):
         if self.app is None:
             with self._lock:
                 if self.app is None:
-                    self.app = load(self.name, self.build)
+                    app = load(self.name, self.build)
+                    gc_tuning.settle()
+                    self.app = app
         return self.app(environ, start_response)

@@ -18,6 +18,7 @@ from cheroot import wsgi as cheroot_wsgi
 from oslo_config import cfg
 
 from common import config
+from common import gc_tuning
 
 LOG = logging.getLogger(__name__)
 
@@ -92,6 +93,7 @@ def main(name, group, build, argv=None):
     conf = config.parse_args(argv, cli_opts=cli_opts(group))
     config.setup_logging(name)
     app = build(conf)
+    gc_tuning.settle()
     options = conf[group]
     host = conf.listen_host or options.bind_host
     port = conf.port if conf.port is not None else options.bind_port

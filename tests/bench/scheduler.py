@@ -369,6 +369,7 @@ def sample_stages(config_file, size, seed_value, samples, warmup,
     """
     from common import config
     from common import context
+    from common import gc_tuning
     from services.scheduler import manager
     from services.scheduler import scheduling
 
@@ -391,6 +392,8 @@ def sample_stages(config_file, size, seed_value, samples, warmup,
 
     for request in requests[:warmup]:
         call(request)
+    # NOTE: as a started service does (common/service.py).
+    gc_tuning.settle()
     stages, walls, counts, failed = collections.Counter(), [], [], 0
     cpu_start = time.process_time()
     for request in requests[warmup:warmup + samples]:
