@@ -51,6 +51,9 @@ _PLAIN_FIELDS = ('uuid', 'display_name', 'project_id', 'user_id',
                  'image_ref', 'vm_state', 'task_state', 'power_state',
                  'host', 'node', 'availability_zone', 'reservation_id',
                  'launch_index')
+# Keys of the action event update_instance may record with an update.
+ACTION_EVENT_KEYS = frozenset(('phase', 'event', 'host', 'result',
+                               'traceback', 'details'))
 UPDATABLE = frozenset(_PLAIN_FIELDS + tuple(_JSON_FIELDS) + _TIME_FIELDS +
                       ('flavor',)) - {'uuid', 'created_at'}
 
@@ -259,7 +262,8 @@ def _task_state_guard(expected):
     return sa.or_(*clauses), list(expected)
 
 
-def update_instance(ctxt, database, uuid, values, expected_task_state=None):
+def update_instance(ctxt, database, uuid, values, expected_task_state=None,
+                    action_event=None):
     """Change fields of a live instance.
 
     :param values: Instance field name -> new value (flavor as a Flavor
@@ -268,14 +272,22 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None):
     :param expected_task_state: when given, a task state or a list of
         them (None allowed in the list); the update happens only if the
         instance is in one of them, atomically.
+    :param action_event: an event of the instance's latest action to
+        record in the same transaction (only if the update happens):
+        ``{'phase': 'start' | 'finish', 'event': name, 'host': host}``,
+        a finish also with ``result`` (default ``Success``) and
+        ``traceback``; either may carry ``details``.
     :returns: the updated Instance (with its latest fault).
-    :raises ValueError: for a field that cannot be updated.
+    :raises ValueError: for a field that cannot be updated, or a
+        malformed ``action_event``.
     :raises common.exception.InstanceNotFound: no live instance ``uuid``.
     :raises common.exception.UnexpectedTaskStateError: the guard failed.
     """
     unknown = set(values) - UPDATABLE
     if unknown:
         raise ValueError('not updatable: %s' % ', '.join(sorted(unknown)))
+    if action_event is not None:
+        _check_action_event(action_event)
 
     def update(ctx):
         columns = {k: _column_value(k, v) for k, v in values.items()}
@@ -291,6 +303,8 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None):
                 raise exception.InstanceNotFound(instance_id=uuid)
             raise exception.UnexpectedTaskStateError(
                 instance_uuid=uuid, expected=expected, actual=row.task_state)
+        if action_event is not None:
+            _record_action_event(ctx, uuid, action_event)
         return _instance(_select_row(ctx, uuid),
                          _latest_faults(ctx, [uuid]).get(uuid))
     return _write(database, update, ctxt)
@@ -384,22 +398,58 @@ def _latest_action_id(ctx, uuid):
         _AC.c.created_at.desc(), _AC.c.id.desc()).limit(1)).scalar()
 
 
+def _start_event(ctx, uuid, event, host=None, details=None):
+    """Insert a started event under the latest action; its id or None."""
+    action_id = _latest_action_id(ctx, uuid)
+    if action_id is None:
+        LOG.warning('Instance %s has no action to record event %s in',
+                    uuid, event)
+        return None
+    now = timeutils.utcnow()
+    return ctx.session.execute(_EV.insert().values(
+        event=event, action_id=action_id, start_time=now, host=host,
+        details=details, created_at=now, deleted=0
+    )).inserted_primary_key[0]
+
+
+def _finish_event(ctx, uuid, event, host=None, result='Success',
+                  traceback=None, details=None):
+    """Finish the open event (or insert a finished one) and its action."""
+    action_id = _latest_action_id(ctx, uuid)
+    if action_id is None:
+        LOG.warning('Instance %s has no action to record event %s in',
+                    uuid, event)
+        return
+    now = timeutils.utcnow()
+    values = dict(finish_time=now, result=result, traceback=traceback,
+                  updated_at=now)
+    if details is not None:
+        values['details'] = details
+    open_event = ctx.session.execute(sa.select(_EV.c.id).where(
+        _EV.c.action_id == action_id, _EV.c.event == event,
+        _EV.c.finish_time.is_(None)).order_by(
+        _EV.c.id.desc()).limit(1)).scalar()
+    if open_event is None:
+        ctx.session.execute(_EV.insert().values(
+            event=event, action_id=action_id, start_time=now, host=host,
+            created_at=now, deleted=0, **values))
+    else:
+        ctx.session.execute(_EV.update().where(
+            _EV.c.id == open_event).values(**values))
+    action_values = {'finish_time': now, 'updated_at': now}
+    if result and result.lower() == 'error':
+        action_values['message'] = 'Error'
+    ctx.session.execute(_AC.update().where(
+        _AC.c.id == action_id).values(**action_values))
+
+
 def action_event_start(ctxt, database, uuid, event, host=None, details=None):
     """Start an event under the instance's latest action.
 
     :returns: the event's id, or None when the instance has no action.
     """
     def create(ctx):
-        action_id = _latest_action_id(ctx, uuid)
-        if action_id is None:
-            LOG.warning('Instance %s has no action to record event %s in',
-                        uuid, event)
-            return None
-        now = timeutils.utcnow()
-        return ctx.session.execute(_EV.insert().values(
-            event=event, action_id=action_id, start_time=now, host=host,
-            details=details, created_at=now, deleted=0
-        )).inserted_primary_key[0]
+        return _start_event(ctx, uuid, event, host, details)
     return _write(database, create, ctxt)
 
 
@@ -411,33 +461,36 @@ def action_event_finish(ctxt, database, uuid, event, host=None,
     Nova shows a failed action.
     """
     def finish(ctx):
-        action_id = _latest_action_id(ctx, uuid)
-        if action_id is None:
-            LOG.warning('Instance %s has no action to record event %s in',
-                        uuid, event)
-            return
-        now = timeutils.utcnow()
-        values = dict(finish_time=now, result=result, traceback=traceback,
-                      updated_at=now)
-        if details is not None:
-            values['details'] = details
-        open_event = ctx.session.execute(sa.select(_EV.c.id).where(
-            _EV.c.action_id == action_id, _EV.c.event == event,
-            _EV.c.finish_time.is_(None)).order_by(
-            _EV.c.id.desc()).limit(1)).scalar()
-        if open_event is None:
-            ctx.session.execute(_EV.insert().values(
-                event=event, action_id=action_id, start_time=now, host=host,
-                created_at=now, deleted=0, **values))
-        else:
-            ctx.session.execute(_EV.update().where(
-                _EV.c.id == open_event).values(**values))
-        action_values = {'finish_time': now, 'updated_at': now}
-        if result and result.lower() == 'error':
-            action_values['message'] = 'Error'
-        ctx.session.execute(_AC.update().where(
-            _AC.c.id == action_id).values(**action_values))
+        _finish_event(ctx, uuid, event, host, result, traceback, details)
     _write(database, finish, ctxt)
+
+
+def _check_action_event(action_event):
+    """ValueError unless ``action_event`` is a start or finish record."""
+    if not isinstance(action_event, dict):
+        raise ValueError('action_event must be a dict, not %s'
+                         % type(action_event).__name__)
+    unknown = set(action_event) - ACTION_EVENT_KEYS
+    if unknown:
+        raise ValueError('action_event: unknown keys %s'
+                         % ', '.join(sorted(unknown)))
+    if action_event.get('phase') not in ('start', 'finish'):
+        raise ValueError("action_event phase must be 'start' or 'finish', "
+                         "not %r" % (action_event.get('phase'),))
+    if not isinstance(action_event.get('event'), str):
+        raise ValueError('action_event needs an event name')
+
+
+def _record_action_event(ctx, uuid, action_event):
+    if action_event['phase'] == 'start':
+        _start_event(ctx, uuid, action_event['event'],
+                     action_event.get('host'), action_event.get('details'))
+    else:
+        _finish_event(ctx, uuid, action_event['event'],
+                      action_event.get('host'),
+                      action_event.get('result', 'Success'),
+                      action_event.get('traceback'),
+                      action_event.get('details'))
 
 
 def _event(row):

@@ -9,10 +9,12 @@ placement. Here:
 
 1. the local claim (NUMA cells, pinned CPUs, pages, PCI devices) under
    the resource tracker's lock;
-2. task ``spawning``, with the fitted NUMA topology, and the node record
-   saved so schedulers see the pinned CPUs at once;
+2. task ``spawning``, with the fitted NUMA topology, and the start of the
+   action event in the same conductor call; the node record saved so
+   schedulers see the pinned CPUs at once;
 3. the driver's spawn;
-4. ACTIVE / RUNNING, ``launched_at``; schedulers told.
+4. ACTIVE / RUNNING, ``launched_at`` and the event's finish in one call;
+   schedulers told.
 
 A failed claim or spawn reverts the claim, deletes the instance's
 allocation, records a fault and asks the conductor to try the next
@@ -87,15 +89,23 @@ class BuildTask(object):
                 self._fail('unexpected error: %s' % exc,
                            traceback.format_exc(), spawned=True)
 
-    def _update(self, values, expected):
+    def _update(self, values, expected, event=None):
+        """Update the instance; ``event``: ('start',) or ('finish', result)
+        of this build's action event, recorded with the update.
+        """
+        action_event = None
+        if event is not None:
+            action_event = {'phase': event[0], 'event': EVENT,
+                            'host': self.host}
+            if event[0] == 'finish':
+                action_event['result'] = event[1]
         updated = self.conductor.instance_update(
-            self.ctxt, self.uuid, values, expected_task_state=expected)
+            self.ctxt, self.uuid, values, expected_task_state=expected,
+            action_event=action_event)
         self.task_state = values.get('task_state', self.task_state)
         return updated
 
     def _build(self):
-        if not self._event('start'):
-            return
         try:
             claim = self.tracker.claim(self.instance, self.request_spec,
                                        self.nodename,
@@ -108,7 +118,8 @@ class BuildTask(object):
         try:
             self._update({'task_state': instance_obj.SPAWNING,
                           'host': self.host, 'node': self.nodename,
-                          'numa_topology': numa}, instance_obj.SCHEDULING)
+                          'numa_topology': numa}, instance_obj.SCHEDULING,
+                         event=('start',))
         except Exception as exc:
             return self._abandon(exc, spawned=False)
         self.agent.save_record(self.ctxt, self.host, self.nodename)
@@ -125,33 +136,25 @@ class BuildTask(object):
             final = self._update({
                 'vm_state': instance_obj.ACTIVE,
                 'power_state': instance_obj.RUNNING, 'task_state': None,
-                'launched_at': utils.utcnow_iso()}, instance_obj.SPAWNING)
+                'launched_at': utils.utcnow_iso()}, instance_obj.SPAWNING,
+                event=('finish', 'Success'))
         except Exception as exc:
             return self._abandon(exc, spawned=True)
         self.tracker.finish_build(final)
-        self._event('finish', 'Success')
         self.agent.notify_schedulers(self.ctxt, self.host, self.nodename)
         LOG.info('Instance %s is ACTIVE on %s', self.uuid, self.host)
 
-    def _event(self, phase, result=None, tb=None):
-        """Record the action event; False when the instance is gone."""
+    def _finish_event(self, result, tb):
+        """Finish this build's action event (started now if it never was,
+        when the build failed before its first update).
+        """
         try:
-            if phase == 'start':
-                self.conductor.action_event_start(self.ctxt, self.uuid,
-                                                  EVENT, self.host)
-            else:
-                self.conductor.action_event_finish(
-                    self.ctxt, self.uuid, EVENT, self.host, result,
-                    traceback=tb)
+            self.conductor.action_event_finish(
+                self.ctxt, self.uuid, EVENT, self.host, result,
+                traceback=tb)
         except Exception as exc:
-            if utils.not_found(exc):
-                LOG.info('Instance %s was deleted before its build; '
-                         'removing its allocation', self.uuid)
-                self._cleanup(spawned=False, allocation=True)
-                return False
-            LOG.warning('Could not record event %s %s of instance %s: %s',
-                        EVENT, phase, self.uuid, exc)
-        return True
+            LOG.warning('Could not record event %s finish of instance %s: '
+                        '%s', EVENT, self.uuid, exc)
 
     def _cleanup(self, spawned, allocation):
         if spawned:
@@ -188,7 +191,7 @@ class BuildTask(object):
         except Exception as exc:
             LOG.warning('Could not record the fault of %s: %s', self.uuid,
                         exc)
-        self._event('finish', 'Error', details)
+        self._finish_event('Error', details)
         try:
             if self.alternates:
                 self._reschedule(reason)

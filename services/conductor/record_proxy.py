@@ -29,7 +29,7 @@ LOG = logging.getLogger(__name__)
 
 # NOTE: keep in step with ConductorManager.target (one RPC API) and the
 # version history of ConductorAPI.
-RPC_API_VERSION = '1.2'
+RPC_API_VERSION = '1.3'
 
 
 class RecordProxy(object):
@@ -134,16 +134,19 @@ class RecordProxy(object):
     @messaging.expected_exceptions(exception.InstanceNotFound,
                                    exception.UnexpectedTaskStateError)
     def instance_update(self, ctxt, instance_uuid, values,
-                        expected_task_state=None):
+                        expected_task_state=None, action_event=None):
         """Update a live instance; its new primitive.
 
+        :param action_event: (1.3) an action event recorded in the same
+            transaction (see ConductorAPI.instance_update).
         :raises common.exception.InstanceNotFound: there is none.
         :raises common.exception.UnexpectedTaskStateError: guard failed.
         """
         cell_uuid, database = self._instance_db(ctxt, instance_uuid)
         instance = instance_records.update_instance(
             ctxt, database, instance_uuid, values,
-            expected_task_state=expected_task_state)
+            expected_task_state=expected_task_state,
+            action_event=action_event)
         instance.cell_uuid = cell_uuid
         return instance.to_primitive()
 

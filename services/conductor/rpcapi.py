@@ -26,6 +26,7 @@ between the services says; callers rebuild objects with
 """
 
 import oslo_messaging as messaging
+from oslo_utils import versionutils
 
 from common import rpc
 
@@ -58,6 +59,8 @@ class ConductorAPI(object):
       agents' incremental sync of their hosts' instances.
     * 1.2 - The record proxy also listens on topic ``conductor_records``,
       where clients send every record call (same methods and versions).
+    * 1.3 - instance_update: optional action_event, recorded in the same
+      transaction (a build's start and finish cost no call of their own).
     """
 
     def __init__(self):
@@ -105,11 +108,15 @@ class ConductorAPI(object):
     def _records(self, version):
         """A call context for a record method added in ``version``.
 
-        NOTE: on the records topic every call is 1.2, the first version
-        served there; an older conductor gets the method's own version.
+        NOTE: on the records topic every call is at least 1.2, the first
+        version served there; an older conductor gets the method's own
+        version on the build topic.
         """
         if self.client.can_send_version('1.2'):
-            return self.client.prepare(topic=RECORDS_TOPIC, version='1.2')
+            return self.client.prepare(
+                topic=RECORDS_TOPIC,
+                version=max(version, '1.2',
+                            key=versionutils.convert_version_to_tuple))
         return self.client.prepare(version=version)
 
     # --- service records (calls) ---------------------------------------------
@@ -208,20 +215,52 @@ class ConductorAPI(object):
         return cctxt.call(ctxt, 'instance_get', instance_uuid=instance_uuid)
 
     def instance_update(self, ctxt, instance_uuid, values,
-                        expected_task_state=None):
+                        expected_task_state=None, action_event=None):
         """Change fields of a live instance; see instance_records.
 
         :param expected_task_state: a task state or a list of them (None
             allowed in it); the update happens only in one of those.
+        :param action_event: (1.3) an event of the instance's latest
+            action, recorded with the update in one transaction:
+            ``{'phase': 'start', 'event': name, 'host': host}`` or
+            ``{'phase': 'finish', 'event': name, 'host': host, 'result':
+            'Success' | 'Error', 'traceback': text}``. A conductor capped
+            below 1.3 gets separate calls: a start before the update, a
+            finish after it.
         :returns: the updated Instance primitive.
         :raises common.exception.InstanceNotFound: no live instance.
         :raises common.exception.UnexpectedTaskStateError: the guard
             failed (e.g. the user deleted the server meanwhile).
         """
-        cctxt = self._records(version='1.0')
+        if action_event is not None and not self.client.can_send_version(
+                '1.3'):
+            return self._update_then_event(ctxt, instance_uuid, values,
+                                           expected_task_state, action_event)
+        if action_event is None:
+            cctxt = self._records(version='1.0')
+            return cctxt.call(ctxt, 'instance_update',
+                              instance_uuid=instance_uuid, values=values,
+                              expected_task_state=expected_task_state)
+        cctxt = self._records(version='1.3')
         return cctxt.call(ctxt, 'instance_update',
                           instance_uuid=instance_uuid, values=values,
-                          expected_task_state=expected_task_state)
+                          expected_task_state=expected_task_state,
+                          action_event=action_event)
+
+    def _update_then_event(self, ctxt, instance_uuid, values,
+                           expected_task_state, action_event):
+        """instance_update with an action event, for a 1.0-1.2 conductor."""
+        event, host = action_event['event'], action_event.get('host')
+        if action_event['phase'] == 'start':
+            self.action_event_start(ctxt, instance_uuid, event, host)
+        updated = self.instance_update(ctxt, instance_uuid, values,
+                                       expected_task_state)
+        if action_event['phase'] == 'finish':
+            self.action_event_finish(
+                ctxt, instance_uuid, event, host,
+                action_event.get('result', 'Success'),
+                traceback=action_event.get('traceback'))
+        return updated
 
     def instance_destroy(self, ctxt, instance_uuid):
         """Soft-delete an instance (its mapping is kept, queued for delete).

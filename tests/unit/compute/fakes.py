@@ -52,7 +52,7 @@ class FakeConductor(object):
     """
 
     # NOTE: the version it serves when tests put it behind RPC.
-    target = messaging.Target(version='1.2')
+    target = messaging.Target(version='1.3')
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -170,7 +170,7 @@ class FakeConductor(object):
             return copy.deepcopy(self.instances[instance_uuid])
 
     def instance_update(self, ctxt, instance_uuid, values,
-                        expected_task_state=None):
+                        expected_task_state=None, action_event=None):
         self._log('instance_update')
         with self.lock:
             inst = self.instances.get(instance_uuid)
@@ -186,6 +186,10 @@ class FakeConductor(object):
                         actual=inst['task_state'])
             inst.update(copy.deepcopy(values))
             inst['updated_at'] = _now()
+            if action_event is not None:
+                self.events.append((instance_uuid, action_event['event'],
+                                    action_event['phase'],
+                                    action_event.get('result')))
             return copy.deepcopy(inst)
 
     def instance_destroy(self, ctxt, instance_uuid):

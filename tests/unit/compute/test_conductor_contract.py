@@ -31,6 +31,12 @@ class OldConductor(fakes.FakeConductor):
     target = messaging.Target(version='1.0')
 
 
+class Conductor12(fakes.FakeConductor):
+    """A conductor from before action events rode on updates (API 1.2)."""
+
+    target = messaging.Target(version='1.2')
+
+
 @pytest.fixture(params=[fakes.FakeConductor])
 def wired(request, conf, placement):
     """(agent, in-memory conductor) with RPC between them."""
@@ -39,10 +45,12 @@ def wired(request, conf, placement):
     rpc.init(rpc.CONF)
     records = request.param()
     topics = [conductor_rpcapi.RPC_TOPIC, conductor_rpcapi.RECORDS_TOPIC]
-    if records.target.version == '1.0':
+    version = records.target.version
+    if version != fakes.FakeConductor.target.version:
         # NOTE: as an operator runs newer computes against an older
-        # conductor (which has no records topic): capped.
-        conf.config(group='upgrade_levels', conductor='1.0')
+        # conductor (before 1.2 without a records topic): capped.
+        conf.config(group='upgrade_levels', conductor=version)
+    if version == '1.0':
         topics = topics[:1]
     server = rpc.ServerGroup([rpc.get_server(messaging.Target(
         topic=topic, server='conductor-1'), [records]) for topic in topics])
@@ -105,6 +113,30 @@ def test_instances_are_synced_through_the_1_1_call(wired):
     assert records.nodes[('cn', 'cn')]['vcpus_used'] == 3
     assert agent.tracker('cn').instances.fetches == {
         'full': 1, 'incremental': 1, 'list': 0}
+
+
+@pytest.mark.parametrize('wired', [fakes.FakeConductor, Conductor12],
+                         indirect=True)
+def test_build_records_its_action_event(wired, placement):
+    """1.3 carries the event on the updates; 1.2 gets calls of its own."""
+    agent, records = wired
+    agent.start()
+    agent.conductor, real = records, agent.conductor
+    inst, spec, sel = test_build._boot(agent, placement)
+    agent.conductor = real
+    del records.calls[:]
+
+    build.BuildTask(agent, CTXT, 'cn', inst, spec, sel, []).run()
+
+    assert records.instances[inst['uuid']]['vm_state'] == 'active'
+    assert [e[2:] for e in records.events] == [
+        ('start', None), ('finish', 'Success')]
+    separate = {'action_event_start', 'action_event_finish'} & set(
+        records.calls)
+    old = records.target.version == '1.2'
+    assert separate == ({'action_event_start', 'action_event_finish'}
+                        if old else set())
+    assert records.calls.count('instance_update') == 2
 
 
 @pytest.mark.parametrize('wired', [OldConductor], indirect=True)

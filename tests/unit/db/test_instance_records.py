@@ -144,3 +144,53 @@ def test_actions_and_events(cell):
         ('compute_build_and_run_instance', 'Error'),
         ('never_started', 'Success')]
     assert action['events'][0]['traceback'] == 'boom'
+
+
+def test_update_records_its_action_event_in_the_same_transaction(cell):
+    inst = _create(cell)
+    ctxt = fx.ctxt()
+    records.record_action(ctxt, cell, inst.uuid, 'create')
+    event = 'compute_build_and_run_instance'
+    records.update_instance(
+        ctxt, cell, inst.uuid, {'task_state': instance_obj.SPAWNING},
+        expected_task_state=instance_obj.SCHEDULING,
+        action_event={'phase': 'start', 'event': event, 'host': 'h1'})
+    started, = records.list_actions(ctxt, cell, inst.uuid)[0]['events']
+    assert started['start_time'] and started['finish_time'] is None
+
+    # NOTE: a failed guard rolls back: no event finished.
+    with pytest.raises(exception.UnexpectedTaskStateError):
+        records.update_instance(
+            ctxt, cell, inst.uuid, {'task_state': None},
+            expected_task_state=instance_obj.SCHEDULING,
+            action_event={'phase': 'finish', 'event': event,
+                          'result': 'Success'})
+    assert records.list_actions(ctxt, cell, inst.uuid)[0]['events'][0][
+        'finish_time'] is None
+
+    records.update_instance(
+        ctxt, cell, inst.uuid, {'task_state': None, 'vm_state': 'active'},
+        expected_task_state=instance_obj.SPAWNING,
+        action_event={'phase': 'finish', 'event': event, 'host': 'h1',
+                      'result': 'Success'})
+    action, = records.list_actions(ctxt, cell, inst.uuid)
+    assert [(e['event'], e['result']) for e in action['events']] == [
+        (event, 'Success')]
+    assert action['events'][0]['finish_time']
+
+
+@pytest.mark.parametrize('action_event,message', [
+    ('start', 'must be a dict'),
+    ({'phase': 'begin', 'event': 'e'}, "phase must be 'start' or 'finish'"),
+    ({'phase': 'start'}, 'needs an event name'),
+    ({'phase': 'start', 'event': 'e', 'colour': 1}, 'unknown keys colour'),
+])
+def test_a_malformed_action_event_changes_nothing(cell, action_event,
+                                                  message):
+    inst = _create(cell)
+    with pytest.raises(ValueError, match=message):
+        records.update_instance(fx.ctxt(), cell, inst.uuid,
+                                {'display_name': 'changed'},
+                                action_event=action_event)
+    assert records.get_instance(fx.ctxt(), cell,
+                                inst.uuid).display_name != 'changed'
