@@ -23,6 +23,12 @@ The limit on allocation candidates asked of placement per request. Lower
 values make scheduling faster on large clouds; too low and good hosts may
 be left out.
 """),
+    cfg.BoolOpt('share_placement_queries', default=True, help="""
+A request whose allocation candidates query is the same as one already
+sent by this worker (a burst of one flavor) waits for that answer instead
+of sending its own. The claim in placement still decides; only queries in
+flight are shared, never a finished answer.
+"""),
     cfg.IntOpt('discover_hosts_in_cells_interval', default=-1, min=-1,
                help="""
 Seconds between automatic discovery of new compute hosts; -1 disables it.

@@ -20,6 +20,9 @@ class Explanation(object):
 
     def __init__(self):
         self.placement_query = None
+        # NOTE: True when the candidates came from a concurrent identical
+        # query (see shared_queries).
+        self.placement_answer_shared = False
         self.candidates = 0
         self.hosts = 0
         self.filters = []
@@ -92,6 +95,7 @@ class Explanation(object):
     def to_dict(self):
         """The full record as JSON primitives."""
         return {'placement_query': self.placement_query,
+                'placement_answer_shared': self.placement_answer_shared,
                 'candidates': self.candidates, 'hosts': self.hosts,
                 'filters': self.filters, 'rejections': self.rejections,
                 'weighed': self.weighed, 'selected': self.selected,

@@ -26,6 +26,7 @@ from services.scheduler import filters as filters_mod
 from services.scheduler import numa_consume
 from services.scheduler import pci_stats
 from services.scheduler import request_filter
+from services.scheduler import shared_queries
 from services.scheduler import weighers as weighers_mod
 
 LOG = logging.getLogger(__name__)
@@ -91,6 +92,9 @@ class Scheduler(object):
         """
         self.host_manager = host_manager
         self.placement = placement
+        self.queries = shared_queries.SharedQueries(
+            placement.get_allocation_candidates, host_manager.now,
+            enabled=CONF.scheduler.share_placement_queries)
         self.filters = filters
         self.weighers = weighers
         self.notifier = notifier
@@ -133,12 +137,12 @@ class Scheduler(object):
             raise NoValidHost(reason=query.impossible,
                               explanation=record.to_dict())
         record.placement_query = query.describe()
-        snapshot_at = self.host_manager.now()
         with record.timed('placement_query'):
-            alloc_reqs, summaries, ar_version = (
-                self.placement.get_allocation_candidates(
-                    context, query.to_params()))
+            snapshot_at, answer, shared = self.queries.get(
+                context, query.to_params())
+        alloc_reqs, summaries, ar_version = answer
         record.candidates = len(alloc_reqs)
+        record.placement_answer_shared = shared
         if not alloc_reqs:
             LOG.info('Got no allocation candidates from the Placement API. '
                      'This could be due to insufficient resources or a '

@@ -1,0 +1,114 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Concurrent identical placement queries share one answer.
+
+A burst of boots of one flavor sends the scheduler many requests whose
+``GET /allocation_candidates`` queries are the same, and at a thousand
+candidates that query is most of the cost of a request, in placement and
+in decoding its answer here. A request whose query is already on its way
+waits for that answer instead of sending its own.
+
+This is safe for the same reason a single answer is: candidates are a
+snapshot that may be stale by the time of the claim, the claim in
+placement is what decides, and the host manager applies this worker's
+selections made after the snapshot (the *leader's* snapshot time, which
+every sharer uses) on top of the summaries. Only queries in flight are
+shared; a finished answer is never reused.
+"""
+
+import logging
+import threading
+
+from oslo_config import cfg
+
+from common.conf import CONF
+from common import placement_client
+
+LOG = logging.getLogger(__name__)
+
+
+class _Flight(object):
+    """One query on its way, and what came back."""
+
+    __slots__ = ('done', 'snapshot_at', 'answer', 'error', 'sharers')
+
+    def __init__(self, snapshot_at):
+        self.sharers = 0
+        self.done = threading.Event()
+        self.snapshot_at = snapshot_at
+        self.answer = None
+        self.error = None
+
+
+class SharedQueries(object):
+    """Runs ``fetch`` once for concurrent callers with the same query.
+
+    :param fetch: callable(context, params) -> answer (the placement
+        client's ``get_allocation_candidates``).
+    :param clock: the host manager's clock; read just before a query is
+        sent, as the snapshot time of its answer.
+    :param enabled: False: every caller sends its own query.
+    """
+
+    def __init__(self, fetch, clock, enabled=True):
+        self._fetch = fetch
+        self._clock = clock
+        self.enabled = enabled
+        self._lock = threading.Lock()
+        self._flights = {}
+
+    def get(self, context, params):
+        """(snapshot time, answer, shared) for the query ``params``.
+
+        :param params: the query as a list of (name, value) pairs.
+        :returns: ``shared`` is True when the answer came from another
+            request's query.
+        :raises: what ``fetch`` raised, to the caller that sent the query
+            and to those that waited for it.
+        """
+        if not self.enabled:
+            snapshot_at = self._clock()
+            return snapshot_at, self._fetch(context, params), False
+        key = tuple(params)
+        with self._lock:
+            flight = self._flights.get(key)
+            leader = flight is None
+            if leader:
+                flight = self._flights[key] = _Flight(self._clock())
+            else:
+                flight.sharers += 1
+        if leader:
+            return self._lead(context, params, key, flight)
+        if not flight.done.wait(_join_timeout()):
+            # NOTE: the leader is stuck in retries longer than one call
+            # may take; ask for ourselves rather than wait on.
+            snapshot_at = self._clock()
+            return snapshot_at, self._fetch(context, params), False
+        if flight.error is not None:
+            raise flight.error
+        return flight.snapshot_at, flight.answer, True
+
+    def _lead(self, context, params, key, flight):
+        try:
+            flight.answer = self._fetch(context, params)
+        except Exception as exc:
+            flight.error = exc
+            raise
+        finally:
+            with self._lock:
+                self._flights.pop(key, None)
+            flight.done.set()
+        if flight.sharers:
+            LOG.debug('Allocation candidates shared by %d more requests',
+                      flight.sharers)
+        return flight.snapshot_at, flight.answer, False
+
+
+def _join_timeout():
+    """Seconds a sharer waits: as long as one placement call may take."""
+    try:
+        configured = CONF.placement.timeout
+    except cfg.NoSuchOptError:
+        configured = None
+    return configured or placement_client.DEFAULT_TIMEOUT

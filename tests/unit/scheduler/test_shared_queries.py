@@ -1,0 +1,169 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Concurrent identical placement queries share one answer."""
+
+import itertools
+import threading
+
+import pytest
+
+from common.conf import CONF
+from services.scheduler import shared_queries
+from tests.unit.scheduler import fakes
+from tests.unit.scheduler import test_scheduling
+
+QUERY = [('resources', 'DISK_GB:10,MEMORY_MB:512,VCPU:1'), ('limit', '1000')]
+OTHER = [('resources', 'DISK_GB:10,MEMORY_MB:2048,VCPU:2'), ('limit', '1000')]
+
+
+class GatedPlacement(object):
+    """Answers each query only once the test opens the gate."""
+
+    def __init__(self, error=None):
+        self.gate = threading.Event()
+        self.sent = []
+        self.error = error
+        self._answers = itertools.count()
+
+    def fetch(self, context, params):
+        self.sent.append(params)
+        assert self.gate.wait(10)
+        if self.error is not None:
+            raise self.error
+        return ('answer', next(self._answers), params)
+
+
+def _concurrently(shared, queries):
+    results = [None] * len(queries)
+
+    def ask(slot, params):
+        try:
+            results[slot] = shared.get(None, params)
+        except Exception as exc:
+            results[slot] = exc
+    threads = [threading.Thread(target=ask, args=item)
+               for item in enumerate(queries)]
+    return threads, results
+
+
+def _wait_for(predicate, timeout=5.0):
+    event = threading.Event()
+    for _ in range(int(timeout / 0.01)):
+        if predicate():
+            return True
+        event.wait(0.01)
+    return predicate()
+
+
+def _wait_for_sharers(shared, params, count):
+    """Until ``count`` requests wait on the flight of ``params``."""
+    assert _wait_for(lambda: getattr(shared._flights.get(tuple(params)),
+                                     'sharers', None) == count)
+
+
+def _clock():
+    ticks = itertools.count(100)
+    return lambda: next(ticks)
+
+
+def test_requests_in_flight_share_the_leaders_answer_and_snapshot():
+    placement = GatedPlacement()
+    shared = shared_queries.SharedQueries(placement.fetch, _clock())
+    threads, results = _concurrently(shared, [QUERY] * 4)
+    threads[0].start()
+    assert _wait_for(lambda: placement.sent)
+    for thread in threads[1:]:
+        thread.start()
+    _wait_for_sharers(shared, QUERY, 3)
+    placement.gate.set()
+    for thread in threads:
+        thread.join(10)
+
+    assert placement.sent == [QUERY]
+    assert [r[:2] for r in results] == [(100, ('answer', 0, QUERY))] * 4
+    assert sorted(r[2] for r in results) == [False, True, True, True]
+
+
+def test_different_queries_and_finished_answers_are_not_shared():
+    placement = GatedPlacement()
+    placement.gate.set()
+    shared = shared_queries.SharedQueries(placement.fetch, _clock())
+    first = shared.get(None, QUERY)
+    second = shared.get(None, QUERY)
+    other = shared.get(None, OTHER)
+    assert placement.sent == [QUERY, QUERY, OTHER]
+    assert (first[2], second[2], other[2]) == (False, False, False)
+    assert first[1] != second[1]
+
+
+def test_the_leaders_failure_reaches_those_who_waited():
+    placement = GatedPlacement(error=RuntimeError('placement is down'))
+    shared = shared_queries.SharedQueries(placement.fetch, _clock())
+    threads, results = _concurrently(shared, [QUERY] * 3)
+    threads[0].start()
+    assert _wait_for(lambda: placement.sent)
+    for thread in threads[1:]:
+        thread.start()
+    _wait_for_sharers(shared, QUERY, 2)
+    placement.gate.set()
+    for thread in threads:
+        thread.join(10)
+    assert placement.sent == [QUERY]
+    assert [str(r) for r in results] == ['placement is down'] * 3
+    # NOTE: the failed flight is gone: the next request asks again.
+    placement.error = None
+    assert shared.get(None, QUERY)[1][0] == 'answer'
+
+
+def test_disabled_every_request_sends_its_own_query():
+    placement = GatedPlacement()
+    placement.gate.set()
+    shared = shared_queries.SharedQueries(placement.fetch, _clock(),
+                                          enabled=False)
+    shared.get(None, QUERY)
+    shared.get(None, QUERY)
+    assert placement.sent == [QUERY, QUERY]
+
+
+@pytest.mark.parametrize('share', [True, False])
+def test_a_burst_of_one_flavor_spreads_over_hosts(share):
+    """Sharers see the leader's claims: no two land on one full host."""
+    CONF.set_override('share_placement_queries', share, group='scheduler')
+    try:
+        _burst(share)
+    finally:
+        CONF.clear_override('share_placement_queries', group='scheduler')
+
+
+def _burst(share):
+    hosts = [fakes.host('h%d' % i, total_usable_ram_mb=2048)
+             for i in range(4)]
+    scheduler, placement = test_scheduling.make(hosts)
+    gate = threading.Event()
+    answer = placement.get_allocation_candidates
+
+    def slow_answer(context, params):
+        result = answer(context, params)
+        assert gate.wait(10)
+        return result
+    scheduler.queries._fetch = slow_answer
+    chosen, errors = [], []
+
+    def boot(uuid):
+        try:
+            selections, _record = scheduler.select_destinations(
+                None, fakes.spec(memory_mb=2048), [uuid])
+            chosen.append(selections[0][0].service_host)
+        except Exception as exc:
+            errors.append(exc)
+    threads = [threading.Thread(target=boot, args=('i%d' % i,))
+               for i in range(4)]
+    for thread in threads:
+        thread.start()
+    assert _wait_for(lambda: len(placement.queries) == (1 if share else 4))
+    gate.set()
+    for thread in threads:
+        thread.join(10)
+    assert not errors
+    assert sorted(chosen) == ['h0', 'h1', 'h2', 'h3']
