@@ -232,15 +232,14 @@ class ConductorAPI(object):
         :raises common.exception.UnexpectedTaskStateError: the guard
             failed (e.g. the user deleted the server meanwhile).
         """
-        if action_event is not None and not self.client.can_send_version(
-                '1.3'):
-            return self._update_then_event(ctxt, instance_uuid, values,
-                                           expected_task_state, action_event)
         if action_event is None:
             cctxt = self._records(version='1.0')
             return cctxt.call(ctxt, 'instance_update',
                               instance_uuid=instance_uuid, values=values,
                               expected_task_state=expected_task_state)
+        if not self.client.can_send_version('1.3'):
+            return self._update_then_event(ctxt, instance_uuid, values,
+                                           expected_task_state, action_event)
         cctxt = self._records(version='1.3')
         return cctxt.call(ctxt, 'instance_update',
                           instance_uuid=instance_uuid, values=values,
