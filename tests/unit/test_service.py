@@ -23,6 +23,7 @@ from common import manager
 from common import rpc
 from common import service
 from common import servicegroup
+from tests.unit import waiting
 
 TOPIC = 'unit-service'
 
@@ -97,12 +98,7 @@ def make_service(overrides):
 
 
 def _wait_for(predicate, timeout=5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
+    return waiting.wait_for(predicate, timeout, interval=0.05)
 
 
 def test_start_serves_ping_and_stop_cleans_up(make_service):

@@ -20,7 +20,7 @@ from services.compute import delete
 from services.conductor import rpcapi as conductor_rpcapi
 from tests.unit.compute import fakes
 from tests.unit.compute import test_build
-from tests.unit.compute import test_rpc
+from tests.unit import waiting
 
 CTXT = context.get_admin_context()
 
@@ -91,7 +91,7 @@ def test_build_failure_and_delete(wired, placement, conf):
     build.BuildTask(agent, CTXT, 'cn', inst, spec, sel,
                     [dict(sel, service_host='b')]).run()
     # NOTE: build_instances is a cast: wait for it to arrive.
-    assert test_rpc._wait_for(lambda: records.rebuilds)
+    assert waiting.wait_for(lambda: records.rebuilds)
     assert records.rebuilds[0]['failed_host'] == 'cn'
     assert records.faults and records.instances[inst['uuid']][
         'task_state'] == 'scheduling'

@@ -3,8 +3,6 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """The compute service over ``fake://``: one RPC server for every host."""
 
-import time
-
 import pytest
 
 from common import context
@@ -19,17 +17,9 @@ from services.compute import service as compute_service
 from tests.unit.compute import fakes
 from tests.unit.compute import test_build
 from tests.unit import rpc_versions
+from tests.unit import waiting
 
 CTXT = context.get_admin_context()
-
-
-def _wait_for(predicate, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 @pytest.fixture
@@ -75,7 +65,7 @@ def test_one_service_serves_every_host(services):
     assert len(svc.rpcserver.servers) == 1
     assert [loop.name for loop in svc._loops][:1] == [
         'berth-compute-heartbeat']
-    assert _wait_for(lambda: conductor.calls.count(
+    assert waiting.wait_for(lambda: conductor.calls.count(
         'service_report_many') >= 1)
 
 
@@ -84,12 +74,12 @@ def test_casts_reach_the_named_host(services, placement):
     inst, spec, sel = test_build._boot(agent, placement, host='cn-1')
     api = rpcapi.ComputeAPI()
     api.build_and_run_instance(CTXT, 'cn-1', inst, spec, sel, [])
-    assert _wait_for(lambda: agent.conductor.instances[inst['uuid']][
+    assert waiting.wait_for(lambda: agent.conductor.instances[inst['uuid']][
         'vm_state'] == 'active')
     assert list(agent.driver.list_guests('cn-1')) == [inst['uuid']]
     assert agent.driver.list_guests('cn-0') == {}
     api.terminate_instance(CTXT, 'cn-1', inst['uuid'])
-    assert _wait_for(lambda: inst['uuid'] in agent.conductor.deleted)
+    assert waiting.wait_for(lambda: inst['uuid'] in agent.conductor.deleted)
     assert agent.driver.list_guests('cn-1') == {}
 
 
@@ -101,11 +91,11 @@ def test_a_version_1_0_cast_finds_its_host(services, placement):
     cctxt = client.prepare(server='cn-1', version='1.0')
     cctxt.cast(CTXT, 'build_and_run_instance', instance=inst,
                request_spec=spec, selection=sel, alternates=[], node=None)
-    assert _wait_for(lambda: agent.conductor.instances[inst['uuid']][
+    assert waiting.wait_for(lambda: agent.conductor.instances[inst['uuid']][
         'vm_state'] == 'active')
     assert list(agent.driver.list_guests('cn-1')) == [inst['uuid']]
     cctxt.cast(CTXT, 'terminate_instance', instance_uuid=inst['uuid'])
-    assert _wait_for(lambda: inst['uuid'] in agent.conductor.deleted)
+    assert waiting.wait_for(lambda: inst['uuid'] in agent.conductor.deleted)
     assert agent.driver.list_guests('cn-1') == {}
 
 

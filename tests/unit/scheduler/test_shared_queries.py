@@ -12,6 +12,7 @@ from common.conf import CONF
 from services.scheduler import shared_queries
 from tests.unit.scheduler import fakes
 from tests.unit.scheduler import test_scheduling
+from tests.unit import waiting
 
 QUERY = [('resources', 'DISK_GB:10,MEMORY_MB:512,VCPU:1'), ('limit', '1000')]
 OTHER = [('resources', 'DISK_GB:10,MEMORY_MB:2048,VCPU:2'), ('limit', '1000')]
@@ -34,32 +35,36 @@ class GatedPlacement(object):
         return ('answer', next(self._answers), params)
 
 
-def _concurrently(shared, queries):
-    results = [None] * len(queries)
-
-    def ask(slot, params):
-        try:
-            results[slot] = shared.get(None, params)
-        except Exception as exc:
-            results[slot] = exc
-    threads = [threading.Thread(target=ask, args=item)
-               for item in enumerate(queries)]
-    return threads, results
-
-
-def _wait_for(predicate, timeout=5.0):
-    event = threading.Event()
-    for _ in range(int(timeout / 0.01)):
-        if predicate():
-            return True
-        event.wait(0.01)
-    return predicate()
-
-
 def _wait_for_sharers(shared, params, count):
     """Until ``count`` requests wait on the flight of ``params``."""
-    assert _wait_for(lambda: getattr(shared._flights.get(tuple(params)),
-                                     'sharers', None) == count)
+    flight = shared._flights.get
+    assert waiting.wait_for(
+        lambda: getattr(flight(tuple(params)), 'sharers', None) == count,
+        timeout=5)
+
+
+def _one_flight(shared, placement, count):
+    """``count`` identical requests, all waiting on the first one's query
+    before placement answers it; their results (answers or exceptions).
+    """
+    results = [None] * count
+
+    def ask(slot):
+        try:
+            results[slot] = shared.get(None, QUERY)
+        except Exception as exc:
+            results[slot] = exc
+    threads = [threading.Thread(target=ask, args=(slot,))
+               for slot in range(count)]
+    threads[0].start()
+    assert waiting.wait_for(lambda: placement.sent, timeout=5)
+    for thread in threads[1:]:
+        thread.start()
+    _wait_for_sharers(shared, QUERY, count - 1)
+    placement.gate.set()
+    for thread in threads:
+        thread.join(10)
+    return results
 
 
 def _clock():
@@ -70,15 +75,7 @@ def _clock():
 def test_requests_in_flight_share_the_leaders_answer_and_snapshot():
     placement = GatedPlacement()
     shared = shared_queries.SharedQueries(placement.fetch, _clock())
-    threads, results = _concurrently(shared, [QUERY] * 4)
-    threads[0].start()
-    assert _wait_for(lambda: placement.sent)
-    for thread in threads[1:]:
-        thread.start()
-    _wait_for_sharers(shared, QUERY, 3)
-    placement.gate.set()
-    for thread in threads:
-        thread.join(10)
+    results = _one_flight(shared, placement, 4)
 
     assert placement.sent == [QUERY]
     assert [r[:2] for r in results] == [(100, ('answer', 0, QUERY))] * 4
@@ -100,15 +97,7 @@ def test_different_queries_and_finished_answers_are_not_shared():
 def test_the_leaders_failure_reaches_those_who_waited():
     placement = GatedPlacement(error=RuntimeError('placement is down'))
     shared = shared_queries.SharedQueries(placement.fetch, _clock())
-    threads, results = _concurrently(shared, [QUERY] * 3)
-    threads[0].start()
-    assert _wait_for(lambda: placement.sent)
-    for thread in threads[1:]:
-        thread.start()
-    _wait_for_sharers(shared, QUERY, 2)
-    placement.gate.set()
-    for thread in threads:
-        thread.join(10)
+    results = _one_flight(shared, placement, 3)
     assert placement.sent == [QUERY]
     assert [str(r) for r in results] == ['placement is down'] * 3
     # NOTE: the failed flight is gone: the next request asks again.
@@ -161,7 +150,8 @@ def _burst(share):
                for i in range(4)]
     for thread in threads:
         thread.start()
-    assert _wait_for(lambda: len(placement.queries) == (1 if share else 4))
+    assert waiting.wait_for(
+        lambda: len(placement.queries) == (1 if share else 4), timeout=5)
     gate.set()
     for thread in threads:
         thread.join(10)
