@@ -31,6 +31,22 @@ When False, the candidates are returned in a stable order (by provider id),
 so with a limit the same providers are returned every time. Set it to True
 when several schedulers race for the same few providers.
 """),
+    cfg.BoolOpt(
+        'provider_cache',
+        default=True,
+        help="""
+Answer allocation candidate requests on a flat cloud from an in-memory
+copy of every provider's inventory, usage and traits.
+
+Each request still reads one small row per provider (its generation and
+usage serial) and reads again only the providers that changed, in the same
+transaction, so answers are as fresh as without the copy; a thousand
+providers cost a fraction of reading them all. Changes made directly in the
+database, bypassing the API, are seen only once the provider changes again
+or the service restarts: turn this off when such edits are expected.
+Clouds with nested or sharing providers use the database for those
+requests either way.
+"""),
     cfg.StrOpt(
         'incomplete_consumer_project_id',
         default='00000000-0000-0000-0000-000000000000',

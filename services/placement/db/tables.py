@@ -26,6 +26,13 @@ resource_providers = sa.Table(
     sa.Column('uuid', sa.String(36), nullable=False),
     sa.Column('name', sa.Unicode(200), nullable=False),
     sa.Column('generation', sa.Integer, nullable=False, default=0),
+    # NOTE: Berth's own, never shown over the API: moved on whenever
+    # allocations are deleted from the provider (which, as upstream, leaves
+    # the generation alone), so that generation and usage_serial together
+    # change with every change of the provider's usage, inventory and
+    # traits (see objects/provider_cache.py).
+    sa.Column('usage_serial', sa.Integer, nullable=False, default=0,
+              server_default='0'),
     sa.Column('root_provider_id', sa.Integer,
               sa.ForeignKey('resource_providers.id')),
     sa.Column('parent_provider_id', sa.Integer,

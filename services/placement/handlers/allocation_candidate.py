@@ -42,5 +42,6 @@ def list_allocation_candidates(req):
         ctx, creq, microversion.Version(*version),
         randomize=CONF.placement.randomize_allocation_candidates,
         max_candidates=CONF.placement.max_allocation_candidates,
-        strategy=CONF.placement.allocation_candidates_generation_strategy)
+        strategy=CONF.placement.allocation_candidates_generation_strategy,
+        use_cache=CONF.placement.provider_cache)
     return util.json_response(req, body)

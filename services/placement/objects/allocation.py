@@ -322,6 +322,29 @@ def _allocation_rows(requests, providers, class_ids, now):
 
 _INSERT = _A.insert()
 
+_HOLDERS = (sa.select(_A.c.resource_provider_id).distinct()
+            .where(_A.c.consumer_id.in_(
+                sa.bindparam('consumers', expanding=True))))
+
+# NOTE: deleting allocations leaves generations alone (as upstream), so
+# the provider cache learns of it from this serial.
+_MOVE_USAGE_SERIAL = (_RP.update()
+                      .where(_RP.c.id.in_(sa.bindparam('b_ids',
+                                                       expanding=True)))
+                      .values(usage_serial=_RP.c.usage_serial + 1))
+
+
+def _holders(conn, consumer_uuids):
+    """Ids of the providers holding allocations of ``consumer_uuids``."""
+    return set(conn.execute(
+        _HOLDERS, {'consumers': sorted(consumer_uuids)}).scalars())
+
+
+def _move_usage_serials(conn, provider_ids):
+    """Note that allocations were deleted from ``provider_ids``."""
+    if provider_ids:
+        conn.execute(_MOVE_USAGE_SERIAL, {'b_ids': sorted(provider_ids)})
+
 
 @placement_db.writer_connection
 def replace_all_in_transaction(ctx, requests, class_ids):
@@ -349,6 +372,7 @@ def replace_all_in_transaction(ctx, requests, class_ids):
     existing = sorted(r.uuid for r in requests if r.uuid in consumers)
     providers, inventory = _load_providers(
         conn, {rp for r in requests for rp in r.allocations}, existing)
+    losing = _holders(conn, existing) if existing else set()
     wanted = [(rp_uuid, rc_name, amount)
               for r in requests
               for rp_uuid, resources in sorted(r.allocations.items())
@@ -366,6 +390,9 @@ def replace_all_in_transaction(ctx, requests, class_ids):
     touched = sorted(providers.values(), key=lambda p: p['id'])
     for provider in touched:
         rp_obj.bump_generation(conn, provider)
+    # NOTE: after the generation bumps, in id order as they are: a provider
+    # that only lost allocations tells the provider cache by its serial.
+    _move_usage_serials(conn, losing - {p['id'] for p in touched})
     emptied = [r.uuid for r in requests
                if not r.allocations and r.uuid in consumers]
     consumer_obj.delete_if_unused(conn, emptied)
@@ -416,7 +443,9 @@ def replace_all(ctx, requests):
 @placement_db.writer_connection
 def _delete_for_consumer(ctx, consumer_uuid):
     conn = ctx.connection
+    losing = _holders(conn, [consumer_uuid])
     result = conn.execute(_A.delete().where(_A.c.consumer_id == consumer_uuid))
+    _move_usage_serials(conn, losing)
     consumer_obj.delete_if_unused(conn, [consumer_uuid])
     return result.rowcount
 

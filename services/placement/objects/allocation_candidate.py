@@ -21,9 +21,11 @@ import random
 
 from services.placement.db.api import placement_db
 from services.placement.objects import candidate_combine as combine
+from services.placement.objects import candidate_memory as memory
 from services.placement.objects import candidate_query as cq
 from services.placement.objects import candidate_render as render
 from services.placement.objects import catalog
+from services.placement.objects import provider_cache
 from services.placement import query
 
 
@@ -87,7 +89,7 @@ def _in_aggregates(aggs, member_of):
 
 @placement_db.reader
 def get_candidates(ctx, creq, version, randomize=False, max_candidates=-1,
-                   strategy='breadth-first'):
+                   strategy='breadth-first', use_cache=False):
     """The response body of ``GET /allocation_candidates``.
 
     :param creq: a :class:`request_groups.CandidateRequest`.
@@ -95,6 +97,8 @@ def get_candidates(ctx, creq, version, randomize=False, max_candidates=-1,
     :param randomize: [placement] randomize_allocation_candidates.
     :param max_candidates: [placement] max_allocation_candidates.
     :param strategy: [placement] allocation_candidates_generation_strategy.
+    :param use_cache: [placement] provider_cache: answer a flat request
+        from the provider cache.
     :returns: {'allocation_requests': [...], 'provider_summaries': {...}}.
     """
     conn = ctx.session
@@ -111,14 +115,19 @@ def get_candidates(ctx, creq, version, randomize=False, max_candidates=-1,
                 return _empty()
             in_tree_roots[group.suffix] = found[1]
     shares_id = catalog.TRAITS.id_for(ctx, cq.SHARES_TRAIT)
-    if (len(creq.groups) == 1 and not creq.groups[0].suffix and
+    one_group = len(creq.groups) == 1 and not creq.groups[0].suffix
+    if one_group and use_cache:
+        view = provider_cache.CACHE.view(conn, shares_id)
+        if not view.nested and not view.shares(rc_ids.values()):
+            return _flat(ctx, conn, creq, version, rc_ids, in_tree_roots,
+                         settings, view)
+    elif (one_group and
             not cq.sharing_providers(conn, shares_id, set(rc_ids.values()))
             and not cq.has_nested_providers(conn)):
         return _flat(ctx, conn, creq, version, rc_ids, in_tree_roots,
                      settings)
-    else:
-        candidates, tree = _general(ctx, conn, creq, version, rc_ids,
-                                    in_tree_roots, shares_id, settings)
+    candidates, tree = _general(ctx, conn, creq, version, rc_ids,
+                                in_tree_roots, shares_id, settings)
     return _respond(ctx, conn, creq, version, rc_ids, candidates, tree)
 
 
@@ -126,20 +135,28 @@ def _empty():
     return {'allocation_requests': [], 'provider_summaries': {}}
 
 
-def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings):
+def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings,
+          view=None):
     """The response when each provider stands alone (the common case).
 
     NOTE: this path skips the general engine's representation of a
     candidate (sets of provider and class ids) and renders the answer
     directly: on a flat cloud every candidate is one provider with the
     requested amounts, and there may be a thousand of them.
+
+    :param view: a provider_cache View: answer from it rather than SQL.
     """
     group = creq.groups[0]
-    resources = {rc_ids[n]: amount for n, amount in group.resources.items()}
     agg_uuids = set(group.member_of.forbidden)
     for wanted in group.member_of.any_of:
         agg_uuids |= wanted
     agg_ids = cq.aggregate_ids(conn, agg_uuids)
+    if view is not None:
+        return memory.respond(
+            ctx, conn, view, group, version, rc_ids,
+            _trait_ids(ctx, group.traits), _trait_ids(ctx, creq.root_required),
+            agg_ids, in_tree_roots.get(''), settings) or _empty()
+    resources = {rc_ids[n]: amount for n, amount in group.resources.items()}
     any_of = tuple(frozenset(agg_ids[u] for u in wanted if u in agg_ids)
                    for wanted in group.member_of.any_of)
     if any(not wanted for wanted in any_of):

@@ -78,18 +78,25 @@ class _NameIdCache(object):
         self._lock = threading.Lock()
         self._by_name = {}
         self._by_id = {}
+        # NOTE: moves on whenever a name may have changed, so that what was
+        # rendered with the old names (provider_cache) is rendered again.
+        self.epoch = 0
 
     def clear(self):
         """Forget everything; the next lookup reloads."""
         with self._lock:
             self._by_name = {}
             self._by_id = {}
+            self.epoch += 1
 
     def _reload(self, ctx):
         rows = _load(ctx, self._table)
         with self._lock:
+            by_id = {id_: name for id_, name in rows}
+            if by_id != self._by_id:
+                self.epoch += 1
             self._by_name = {name: id_ for id_, name in rows}
-            self._by_id = {id_: name for id_, name in rows}
+            self._by_id = by_id
 
     def id_for(self, ctx, name):
         """The id of ``name``, or None when it does not exist."""

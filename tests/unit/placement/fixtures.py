@@ -30,6 +30,7 @@ from services.placement.db import api as db_api
 from services.placement.db import tables
 from services.placement import deploy
 from services.placement.objects import catalog
+from services.placement.objects import provider_cache
 from services.placement import policies
 
 _STATE = {}
@@ -83,6 +84,7 @@ def wipe_database():
             tables.traits.c.name.like('CUSTOM\\_%', escape='\\')))
     catalog.RESOURCE_CLASSES.clear()
     catalog.TRAITS.clear()
+    provider_cache.CACHE.clear()
 
 
 _ENV_UUIDS = ('RP_UUID', 'RP_NAME', 'RP_UUID1', 'RP_NAME1', 'RP_UUID2',

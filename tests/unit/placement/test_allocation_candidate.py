@@ -28,9 +28,14 @@ from tests.unit.placement import fixtures
 class World(object):
     """Writes placement rows; names map to uuids for the assertions."""
 
-    def __init__(self):
+    def __init__(self, use_cache=False):
+        """
+        :param use_cache: answer flat requests from the provider cache, as
+            the service does by default.
+        """
         fixtures._conf()
         fixtures.wipe_database()
+        self.use_cache = use_cache
         self.engine = placement_db.engine()
         self.ids = {}
         self.uuids = {}
@@ -119,6 +124,7 @@ class World(object):
         ctx = context.get_admin_context()
         req = webob.Request.blank('/allocation_candidates?' + query)
         creq = request_groups.parse(ctx, req, version)
+        kwargs.setdefault('use_cache', self.use_cache)
         return ac.get_candidates(ctx, creq, version, **kwargs)
 
     def sets(self, body):
@@ -127,9 +133,9 @@ class World(object):
                       for areq in body['allocation_requests'])
 
 
-@pytest.fixture
-def world():
-    return World()
+@pytest.fixture(params=[False, True], ids=['sql', 'cache'])
+def world(request):
+    return World(use_cache=request.param)
 
 
 def test_flat_cloud_filters_in_sql(world):

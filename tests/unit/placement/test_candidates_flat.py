@@ -14,12 +14,13 @@ import sqlalchemy as sa
 
 from services.placement.db import tables
 from services.placement.objects import candidate_query as cq
+from services.placement.objects import provider_cache
 from tests.unit.placement import test_allocation_candidate as tac
 
 
-@pytest.fixture
-def world():
-    return tac.World()
+@pytest.fixture(params=[False, True], ids=['sql', 'cache'])
+def world(request):
+    return tac.World(use_cache=request.param)
 
 
 def _set_inventory(world, name, rc_name, **values):
@@ -29,6 +30,8 @@ def _set_inventory(world, name, rc_name, **values):
             tables.inventories.c.resource_provider_id == world.ids[name])
             .where(tables.inventories.c.resource_class_id == rc_id)
             .values(**values))
+    # NOTE: written behind placement's back, as the cache documents.
+    provider_cache.CACHE.clear()
 
 
 def test_capacity_boundary_and_fractional_ratio(world):

@@ -1,0 +1,162 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The flat allocation-candidates path over the provider cache.
+
+The same answer as ``allocation_candidate._flat`` (one unsuffixed group,
+every provider a tree of its own, no sharing provider of a requested
+class), computed from :mod:`provider_cache` copies instead of SQL: the
+providers are walked in id order, and each one with room, the traits and
+the aggregates asked for is a candidate. Capacity is upstream's formula
+(:func:`inventory.fits`).
+"""
+
+import sqlalchemy as sa
+
+from services.placement.db import tables
+from services.placement.objects import candidate_render as render
+from services.placement.objects import catalog
+
+_RPA = tables.resource_provider_aggregates
+
+
+def _members(conn, aggregate_ids):
+    """Ids of the providers in any of ``aggregate_ids``."""
+    if not aggregate_ids:
+        return frozenset()
+    return frozenset(conn.execute(
+        sa.select(_RPA.c.resource_provider_id).distinct()
+        .where(_RPA.c.aggregate_id.in_(sorted(aggregate_ids)))).scalars())
+
+
+def matching(view, resources, traits, root_traits, in_aggregates,
+             not_in_aggregates, in_tree_root, bound):
+    """The providers of ``view`` that alone satisfy the group, in id order.
+
+    :param resources: {class id: amount}.
+    :param traits: (all_of ids, tuple of any_of id sets, forbidden ids).
+    :param root_traits: the same for root_required; a flat provider is
+        its own root, so both apply to the provider itself.
+    :param in_aggregates: one frozenset of provider ids per member_of
+        parameter; a candidate is in each.
+    :param not_in_aggregates: provider ids a candidate must not be.
+    :param in_tree_root: the root id a candidate must have, or None.
+    :param bound: stop after this many (None: all).
+    :returns: list of cached Provider objects.
+    """
+    wanted = sorted(resources.items())
+    all_of = traits[0] | root_traits[0]
+    any_of = traits[1] + root_traits[1]
+    forbidden = traits[2] | root_traits[2]
+    found = []
+    for provider in view.providers:
+        inventory = provider.inventory
+        for rc, amount in wanted:
+            entry = inventory.get(rc)
+            if entry is None:
+                break
+            capacity, used, min_unit, max_unit, step = entry
+            if (used + amount > capacity or amount < min_unit or
+                    amount > max_unit or amount % step):
+                break
+        else:
+            pid = provider.id
+            if in_tree_root is not None and provider.root_id != in_tree_root:
+                continue
+            if pid in not_in_aggregates or any(
+                    pid not in members for members in in_aggregates):
+                continue
+            has = provider.traits
+            if forbidden and not has.isdisjoint(forbidden):
+                continue
+            if all_of and not all_of <= has:
+                continue
+            if any_of and any(has.isdisjoint(one) for one in any_of):
+                continue
+            found.append(provider)
+            if bound is not None and len(found) >= bound:
+                break
+    return found
+
+
+def respond(ctx, conn, view, group, version, rc_ids, traits, root_traits,
+            agg_ids, in_tree_root, settings):
+    """The ``GET /allocation_candidates`` body for a flat cloud.
+
+    :param group: the unsuffixed RequestGroup.
+    :param rc_ids: {class name: id} of the requested classes.
+    :param traits: trait ids of the group (see :func:`matching`).
+    :param root_traits: trait ids of root_required.
+    :param agg_ids: {aggregate uuid: id} of the aggregates the group names.
+    :param settings: the request's limit and randomisation.
+    """
+    resources = {rc_ids[n]: amount for n, amount in group.resources.items()}
+    in_aggregates = []
+    for wanted in group.member_of.any_of:
+        ids = {agg_ids[u] for u in wanted if u in agg_ids}
+        if not ids:
+            return None
+        in_aggregates.append(_members(conn, ids))
+    not_in = _members(conn, {agg_ids[u] for u in group.member_of.forbidden
+                             if u in agg_ids})
+    found = matching(view, resources, traits, root_traits, in_aggregates,
+                     not_in, in_tree_root, settings.bound())
+    chosen = settings.take(found)
+    if not chosen:
+        return None
+    names = {rc: name for name, rc in rc_ids.items()}
+    requests = render.single_provider_requests(
+        version, [(p.id, p.uuid) for p in chosen],
+        {names[rc]: n for rc, n in resources.items()})
+    return {'allocation_requests': requests,
+            'provider_summaries': _summaries(ctx, version, chosen,
+                                             set(resources), names)}
+
+
+def _summaries(ctx, version, chosen, requested, names):
+    """``provider_summaries`` of the chosen (flat) providers."""
+    ordered = sorted(chosen, key=lambda p: p.id)
+    if version >= (1, 29):
+        # NOTE: the form every scheduler asks for; each provider's summary
+        # is built once per copy (and names epoch) and shared by answers.
+        epoch = (catalog.RESOURCE_CLASSES.epoch, catalog.TRAITS.epoch)
+        result = {}
+        for provider in ordered:
+            rendered = provider.rendered
+            if rendered is None or rendered[0] != epoch:
+                rendered = (epoch, _full_summary(ctx, provider))
+                provider.rendered = rendered
+            result[provider.uuid] = rendered[1]
+        return result
+    inventories = {}
+    for provider in ordered:
+        inventories[provider.id] = [
+            (rc, entry[0], entry[1])
+            for rc, entry in sorted(provider.inventory.items())
+            if version >= (1, 27) or rc in requested]
+    for rows in inventories.values():
+        for rc, _cap, _used in rows:
+            if rc not in names:
+                names[rc] = catalog.RESOURCE_CLASSES.name_for(ctx, rc)
+    traits = {}
+    if version >= (1, 17):
+        traits = {p.id: {catalog.TRAITS.name_for(ctx, t) for t in p.traits}
+                  for p in ordered}
+    return render.provider_summaries(
+        version, [p.id for p in ordered], {p.id: p.uuid for p in ordered},
+        inventories, traits, {p.id: (p.uuid, None, p.id) for p in ordered},
+        names)
+
+
+def _full_summary(ctx, provider):
+    """The 1.29+ summary of one flat provider (its own root)."""
+    rc_name = catalog.RESOURCE_CLASSES.name_for
+    trait_name = catalog.TRAITS.name_for
+    return {
+        'resources': {rc_name(ctx, rc): {'capacity': entry[0],
+                                         'used': entry[1]}
+                      for rc, entry in sorted(provider.inventory.items())},
+        'traits': sorted(trait_name(ctx, t) for t in provider.traits),
+        'parent_provider_uuid': None,
+        'root_provider_uuid': provider.uuid,
+    }
