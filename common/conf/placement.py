@@ -43,7 +43,9 @@ usage serial) and reads again only the providers that changed, in the same
 transaction, so answers are as fresh as without the copy; a thousand
 providers cost a fraction of reading them all. Changes made directly in the
 database, bypassing the API, are seen only once the provider changes again
-or the service restarts: turn this off when such edits are expected.
+or the service restarts: turn this off when such edits are expected, and
+while placement workers of an older release (which do not record deleted
+allocations in ``usage_serial``) share the database during an upgrade.
 Clouds with nested or sharing providers use the database for those
 requests either way.
 """),
