@@ -11,8 +11,11 @@ highest total wins. Weighers are entry points in ``berth.scheduler.weighers``.
 """
 
 import logging
+import operator
 
 LOG = logging.getLogger(__name__)
+
+_WEIGHT = operator.attrgetter('weight')
 
 
 def normalize(values, minval=None, maxval=None):
@@ -53,12 +56,28 @@ class WeighedHost(object):
     """A host with its total weight and each weigher's contribution."""
 
     # NOTE: one per candidate host and request; slots make them cheaper.
-    __slots__ = ('obj', 'weight', 'contributions')
+    __slots__ = ('obj', 'weight', '_index', '_shares')
 
-    def __init__(self, host_state):
+    def __init__(self, host_state, index=0, shares=()):
+        """
+        :param index: this host's position in the lists of ``shares``.
+        :param shares: (weigher name, per-host contributions) pairs, shared
+            by every host of one weighing.
+        """
         self.obj = host_state
         self.weight = 0.0
-        self.contributions = {}
+        self._index = index
+        self._shares = shares
+
+    @property
+    def contributions(self):
+        """Weigher name -> what it added to this host's weight.
+
+        NOTE: worked out on demand from the weighing's shared lists: only
+        the explanation's top hosts are ever asked, and a dict per host and
+        request was a good part of weighing a thousand hosts.
+        """
+        return {name: values[self._index] for name, values in self._shares}
 
     def __repr__(self):
         return 'WeighedHost [host: %s, weight: %s]' % (self.obj, self.weight)
@@ -148,11 +167,13 @@ def weigh(weighers, host_states, spec_obj):
     :returns: list of WeighedHost sorted by descending weight; each carries
         the per-weigher contributions for the explanation.
     """
-    weighed = [WeighedHost(h) for h in host_states]
+    shares = []
+    weighed = [WeighedHost(h, i, shares) for i, h in enumerate(host_states)]
     if not weighed:
         return []
     overridden = _overrides_multipliers(host_states)
     any_override = any(overridden)
+    totals = [0.0] * len(weighed)
     for weigher in weighers:
         default = weigher.weight_multiplier(_NO_AGGREGATES)
         if default == 0 and not any_override:
@@ -162,18 +183,16 @@ def weigh(weighers, host_states, spec_obj):
         if not any(normalized):
             # Every host scores 0: nothing to add, whatever the multiplier.
             continue
-        name = weigher.name
-        if not any_override:
-            for host, norm in zip(weighed, normalized):
-                contribution = default * norm
-                host.contributions[name] = contribution
-                host.weight += contribution
-            continue
-        for host, norm, own in zip(weighed, normalized, overridden):
-            multiplier = weigher.weight_multiplier(host.obj) if own \
-                else default
-            contribution = multiplier * norm
-            host.contributions[name] = contribution
-            host.weight += contribution
-    weighed.sort(key=lambda w: w.weight, reverse=True)
+        if any_override:
+            added = [(weigher.weight_multiplier(host.obj) if own
+                      else default) * norm
+                     for host, norm, own in zip(weighed, normalized,
+                                                overridden)]
+        else:
+            added = [default * norm for norm in normalized]
+        shares.append((weigher.name, added))
+        totals = list(map(operator.add, totals, added))
+    for host, total in zip(weighed, totals):
+        host.weight = total
+    weighed.sort(key=_WEIGHT, reverse=True)
     return weighed
