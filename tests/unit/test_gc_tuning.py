@@ -4,11 +4,13 @@
 """gc_tuning.settle: start-up objects frozen, later garbage still freed."""
 
 import gc
+import threading
 import weakref
 
 import pytest
 
 from common import gc_tuning
+from tests.unit import waiting
 
 
 class _Node(object):
@@ -52,3 +54,56 @@ def test_garbage_cycles_are_collected_before_freezing(unfrozen):
     gc_tuning.settle()
 
     assert ref() is None
+
+
+@pytest.fixture
+def tuned(unfrozen):
+    saved = gc.get_threshold()
+    gc_tuning._state.update(timer=None, last=None)
+    yield
+    gc.set_threshold(*saved)
+    timer = gc_tuning._state['timer']
+    if timer is not None:
+        timer.cancel()
+    gc_tuning._state.update(timer=None, last=None)
+
+
+def test_settle_widens_the_young_generation(tuned):
+    gc_tuning.settle()
+
+    assert gc.get_threshold()[0] == gc_tuning.YOUNG_THRESHOLD
+
+
+def test_resettle_frees_what_died_after_being_frozen(tuned):
+    node = _cycle()
+    ref = weakref.ref(node)
+    gc_tuning.settle()
+    del node
+    gc.collect()
+    # Frozen: an ordinary collection leaves it alone.
+    assert ref() is not None
+
+    gc_tuning.resettle()
+
+    assert ref() is None
+    assert gc.get_freeze_count() > 0
+
+
+def test_settle_soon_runs_one_pass_then_waits(tuned):
+    frozen = threading.Event()
+    real = gc_tuning.resettle
+
+    def resettle():
+        real()
+        frozen.set()
+
+    gc_tuning.resettle = resettle
+    try:
+        assert gc_tuning.settle_soon(delay=0.01)
+        assert not gc_tuning.settle_soon(delay=0.01)
+        assert frozen.wait(10)
+    finally:
+        gc_tuning.resettle = real
+    assert waiting.wait_for(lambda: gc_tuning._state['timer'] is None)
+    # Within RESETTLE_INTERVAL of the pass: nothing more is scheduled.
+    assert not gc_tuning.settle_soon(delay=0.01)

@@ -34,6 +34,7 @@ import threading
 
 import sqlalchemy as sa
 
+from common import gc_tuning
 from services.placement.db import tables
 from services.placement.objects import candidate_query as cq
 from services.placement.objects import inventory as inventory_obj
@@ -44,6 +45,10 @@ _ALLOC = tables.allocations
 _RPT = tables.resource_provider_traits
 
 _FIRST = operator.itemgetter(0)
+
+# A request that copies this many providers asks for a garbage collector
+# settle (common/gc_tuning.py).
+SETTLE_AFTER_LOADING = 100
 
 # One row per provider: what says whether a copy is still right.
 _SCAN = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
@@ -165,6 +170,10 @@ class ProviderCache(object):
             for index, row in stale:
                 providers[index] = fresh[row[0]]
             self._keep(fresh.values())
+            if len(fresh) >= SETTLE_AFTER_LOADING:
+                # NOTE: a cold fill: copies that will live for a while, out
+                # of the collector's way once this request is done.
+                gc_tuning.settle_soon()
         if len(cached) > len(rows) + len(rows) // 8 + 16:
             self._prune({row[0] for row in rows})
         sharing = [p for p in providers if shares_trait_id in p.traits] \
