@@ -59,13 +59,13 @@ def test_garbage_cycles_are_collected_before_freezing(unfrozen):
 @pytest.fixture
 def tuned(unfrozen):
     saved = gc.get_threshold()
-    gc_tuning._state.update(timer=None, last=None)
+    gc_tuning._state.update(timer=None, last=None, passes=0)
     yield
     gc.set_threshold(*saved)
     timer = gc_tuning._state['timer']
     if timer is not None:
         timer.cancel()
-    gc_tuning._state.update(timer=None, last=None)
+    gc_tuning._state.update(timer=None, last=None, passes=0)
 
 
 def test_settle_widens_the_young_generation(tuned):
@@ -84,7 +84,12 @@ def test_resettle_frees_what_died_after_being_frozen(tuned):
     assert ref() is not None
 
     gc_tuning.resettle()
+    # A young pass leaves the frozen objects alone...
+    assert ref() is not None
 
+    gc_tuning.resettle(full=True)
+
+    # ...a full one frees what died among them.
     assert ref() is None
     assert gc.get_freeze_count() > 0
 
@@ -93,8 +98,8 @@ def test_settle_soon_runs_one_pass_then_waits(tuned):
     frozen = threading.Event()
     real = gc_tuning.resettle
 
-    def resettle():
-        real()
+    def resettle(full=False):
+        real(full)
         frozen.set()
 
     gc_tuning.resettle = resettle
@@ -107,3 +112,13 @@ def test_settle_soon_runs_one_pass_then_waits(tuned):
     assert waiting.wait_for(lambda: gc_tuning._state['timer'] is None)
     # Within RESETTLE_INTERVAL of the pass: nothing more is scheduled.
     assert not gc_tuning.settle_soon(delay=0.01)
+
+
+def test_every_sixth_scheduled_pass_is_full(tuned, monkeypatch):
+    passes = []
+    monkeypatch.setattr(gc_tuning, 'resettle',
+                        lambda full=False: passes.append(full))
+    for _ in range(2 * gc_tuning.FULL_EVERY):
+        gc_tuning._run_scheduled()
+    assert passes.count(True) == 2
+    assert passes[gc_tuning.FULL_EVERY - 1] is True
