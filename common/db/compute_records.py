@@ -111,7 +111,7 @@ def _service_id(ctx, host):
 
 # --- compute nodes -----------------------------------------------------------
 
-def save_compute_node(ctxt, database, host, nodename, values):
+def save_compute_node(ctxt, database, host, nodename, values, brief=False):
     """Create or update the live compute node (host, nodename).
 
     A new node takes ``values['uuid']`` as its uuid when given (a node
@@ -121,6 +121,8 @@ def save_compute_node(ctxt, database, host, nodename, values):
 
     :param values: compute_nodes column -> value; JSON columns as Python
         structures.
+    :param brief: return only the node's ``id`` and ``uuid``, without
+        reading the saved row back.
     :returns: the saved record dict.
     :raises ValueError: a key that is not a compute_nodes column.
     """
@@ -135,11 +137,12 @@ def save_compute_node(ctxt, database, host, nodename, values):
         # then deadlock with it.
         now = timeutils.utcnow()
         row = ctx.session.execute(
-            sa.select(_CN.c.id).where(_live_node(host, nodename))).first()
+            sa.select(_CN.c.id, _CN.c.uuid).where(
+                _live_node(host, nodename))).first()
         if row is not None:
             ctx.session.execute(_CN.update().where(_CN.c.id == row.id).values(
                 updated_at=now, **changes))
-            return row.id
+            return row.id, row.uuid
         node_uuid = wanted_uuid or str(uuid_lib.uuid4())
         old = ctx.session.execute(sa.select(_CN.c.id, _CN.c.deleted).where(
             _CN.c.uuid == node_uuid)).first()
@@ -149,25 +152,27 @@ def save_compute_node(ctxt, database, host, nodename, values):
             ctx.session.execute(_CN.update().where(_CN.c.id == old.id).values(
                 host=host, hypervisor_hostname=nodename, deleted=0,
                 deleted_at=None, updated_at=now, **changes))
-            return old.id
+            return old.id, node_uuid
         insert = dict(_REQUIRED_DEFAULTS)
         insert.update(changes)
         insert.setdefault('service_id', _service_id(ctx, host))
         return ctx.session.execute(_CN.insert().values(
             uuid=node_uuid, host=host, hypervisor_hostname=nodename,
             mapped=0, created_at=now, updated_at=now, deleted=0,
-            **insert)).inserted_primary_key[0]
+            **insert)).inserted_primary_key[0], node_uuid
 
     def fetch(ctx, node_id):
         return _record(ctx.session.execute(
             sa.select(_CN).where(_CN.c.id == node_id)).first())
 
     try:
-        node_id = _write(database, save, ctxt)
+        node_id, node_uuid = _write(database, save, ctxt)
     except db_exc.DBDuplicateEntry:
         # NOTE: another worker created the same node a moment ago; its row
         # is now the live one and this save becomes an update of it.
-        node_id = _write(database, save, ctxt)
+        node_id, node_uuid = _write(database, save, ctxt)
+    if brief:
+        return {'id': node_id, 'uuid': node_uuid}
     return database.reader(fetch)(ctxt, node_id)
 
 

@@ -250,7 +250,7 @@ class ResourceTracker(object):
             if values == node.record and not (force or due):
                 return False
         row = self.conductor.compute_node_save(ctxt, self.host, nodename,
-                                               values)
+                                               values, brief=True)
         with self.lock:
             if node.uuid != row['uuid']:
                 LOG.info('Compute node record of %s on %s is %s', nodename,

@@ -29,7 +29,7 @@ LOG = logging.getLogger(__name__)
 
 # NOTE: keep in step with ConductorManager.target (one RPC API) and the
 # version history of ConductorAPI.
-RPC_API_VERSION = '1.3'
+RPC_API_VERSION = '1.4'
 
 
 class RecordProxy(object):
@@ -84,10 +84,13 @@ class RecordProxy(object):
 
     # --- compute nodes -------------------------------------------------------
 
-    def compute_node_save(self, ctxt, host, nodename, values):
-        """Create or update a compute node; the saved record dict."""
+    def compute_node_save(self, ctxt, host, nodename, values, brief=False):
+        """Create or update a compute node; the saved record dict.
+
+        :param brief: (1.4) only the node's id and uuid.
+        """
         return compute_records.save_compute_node(
-            ctxt, self.cells.local(), host, nodename, values)
+            ctxt, self.cells.local(), host, nodename, values, brief=brief)
 
     def compute_nodes_get_by_host(self, ctxt, host):
         """The live compute node records of ``host``."""

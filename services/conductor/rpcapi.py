@@ -61,6 +61,8 @@ class ConductorAPI(object):
       where clients send every record call (same methods and versions).
     * 1.3 - instance_update: optional action_event, recorded in the same
       transaction (a build's start and finish cost no call of their own).
+    * 1.4 - compute_node_save: optional brief, answering only the node's
+      id and uuid instead of the whole saved record.
     """
 
     def __init__(self):
@@ -157,14 +159,22 @@ class ConductorAPI(object):
 
     # --- compute node records (calls) ----------------------------------------
 
-    def compute_node_save(self, ctxt, host, nodename, values):
+    def compute_node_save(self, ctxt, host, nodename, values, brief=False):
         """Create or update the compute node (host, nodename).
 
         :param values: compute_nodes column -> value; JSON columns as
             Python structures; ``uuid`` is used for a new node only.
+        :param brief: (1.4) the caller only needs the node's ``id`` and
+            ``uuid``: the conductor does not read the saved row back. A
+            conductor capped below 1.4 answers the whole record, which has
+            both.
         :returns: the saved record dict (every column; datetimes as ISO
             strings; JSON columns decoded).
         """
+        if brief and self.client.can_send_version('1.4'):
+            cctxt = self._records(version='1.4')
+            return cctxt.call(ctxt, 'compute_node_save', host=host,
+                              nodename=nodename, values=values, brief=True)
         cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'compute_node_save', host=host,
                           nodename=nodename, values=values)

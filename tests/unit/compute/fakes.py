@@ -52,7 +52,7 @@ class FakeConductor(object):
     """
 
     # NOTE: the version it serves when tests put it behind RPC.
-    target = messaging.Target(version='1.3')
+    target = messaging.Target(version='1.4')
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -103,9 +103,10 @@ class FakeConductor(object):
             return record.to_primitive() if record else None
 
     # --- compute nodes
-    def compute_node_save(self, ctxt, host, nodename, values):
+    def compute_node_save(self, ctxt, host, nodename, values, brief=False):
         self._log('compute_node_save')
         with self.lock:
+            self.brief_saves = getattr(self, 'brief_saves', 0) + bool(brief)
             row = self.nodes.get((host, nodename))
             if row is None:
                 row = {'id': next(self._ids),
@@ -115,6 +116,8 @@ class FakeConductor(object):
             changes = {k: v for k, v in copy.deepcopy(values).items()
                        if k != 'uuid'}
             row.update(changes)
+            if brief:
+                return {'id': row['id'], 'uuid': row['uuid']}
             return dict(row)
 
     def compute_nodes_get_by_host(self, ctxt, host):

@@ -37,6 +37,12 @@ class Conductor12(fakes.FakeConductor):
     target = messaging.Target(version='1.2')
 
 
+class Conductor13(fakes.FakeConductor):
+    """A conductor that answers node saves with whole records (API 1.3)."""
+
+    target = messaging.Target(version='1.3')
+
+
 @pytest.fixture(params=[fakes.FakeConductor])
 def wired(request, conf, placement):
     """(agent, in-memory conductor) with RPC between them."""
@@ -148,3 +154,18 @@ def test_an_older_conductor_is_asked_for_whole_lists(wired):
     agent.update_all()
     assert records.nodes[('cn', 'cn')]['vcpus_used'] == 3
     assert agent.tracker('cn').instances.fetches['incremental'] == 0
+
+
+@pytest.mark.parametrize('wired', [fakes.FakeConductor, Conductor13],
+                         indirect=True)
+def test_node_saves_ask_for_the_uuid_only_from_1_4(wired):
+    """1.4 answers a node save with id and uuid; 1.3 with the record."""
+    agent, records = wired
+    agent.start()
+    agent.update_all()
+    saves = records.calls.count('compute_node_save')
+    assert saves >= 1
+    brief = records.target.version == '1.4'
+    assert records.brief_saves == (saves if brief else 0)
+    assert agent.tracker('cn').nodes['cn'].uuid == \
+        records.nodes[('cn', 'cn')]['uuid']

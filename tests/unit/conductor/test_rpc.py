@@ -145,6 +145,11 @@ def test_compute_node_records(served):
     assert saved['numa_topology'] == {'cells': [{'id': 0}]}
     again = api.compute_node_save(ctxt, 'h9', 'n9', {'vcpus_used': 2})
     assert again['id'] == saved['id'] and again['vcpus_used'] == 2
+    # 1.4: a brief save answers the node's id and uuid only.
+    brief = api.compute_node_save(ctxt, 'h9', 'n9', {'vcpus_used': 3},
+                                  brief=True)
+    assert brief == {'id': saved['id'], 'uuid': saved['uuid']}
+    assert api.compute_nodes_get_by_host(ctxt, 'h9')[0]['vcpus_used'] == 3
     assert [n['hypervisor_hostname'] for n in
             api.compute_nodes_get_by_host(ctxt, 'h9')] == ['n9']
     api.compute_node_delete(ctxt, 'h9', 'n9')
