@@ -263,7 +263,7 @@ def _task_state_guard(expected):
 
 
 def update_instance(ctxt, database, uuid, values, expected_task_state=None,
-                    action_event=None):
+                    action_event=None, brief=False):
     """Change fields of a live instance.
 
     :param values: Instance field name -> new value (flavor as a Flavor
@@ -277,6 +277,8 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None,
         ``{'phase': 'start' | 'finish', 'event': name, 'host': host}``,
         a finish also with ``result`` (default ``Success``) and
         ``traceback``; either may carry ``details``.
+    :param brief: return None instead of reading the updated instance
+        back (for callers that do not use it).
     :returns: the updated Instance (with its latest fault).
     :raises ValueError: for a field that cannot be updated, or a
         malformed ``action_event``.
@@ -305,6 +307,8 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None,
                 instance_uuid=uuid, expected=expected, actual=row.task_state)
         if action_event is not None:
             _record_action_event(ctx, uuid, action_event)
+        if brief:
+            return None
         return _instance(_select_row(ctx, uuid),
                          _latest_faults(ctx, [uuid]).get(uuid))
     return _write(database, update, ctxt)

@@ -89,9 +89,12 @@ class BuildTask(object):
                 self._fail('unexpected error: %s' % exc,
                            traceback.format_exc(), spawned=True)
 
-    def _update(self, values, expected, event=None):
+    def _update(self, values, expected, event=None, brief=False):
         """Update the instance; ``event``: ('start',) or ('finish', result)
         of this build's action event, recorded with the update.
+
+        :param brief: the updated instance is not needed (None is
+            returned by a conductor of RPC 1.5 or later).
         """
         action_event = None
         if event is not None:
@@ -101,7 +104,7 @@ class BuildTask(object):
                 action_event['result'] = event[1]
         updated = self.conductor.instance_update(
             self.ctxt, self.uuid, values, expected_task_state=expected,
-            action_event=action_event)
+            action_event=action_event, brief=brief)
         self.task_state = values.get('task_state', self.task_state)
         return updated
 
@@ -119,7 +122,7 @@ class BuildTask(object):
             self._update({'task_state': instance_obj.SPAWNING,
                           'host': self.host, 'node': self.nodename,
                           'numa_topology': numa}, instance_obj.SCHEDULING,
-                         event=('start',))
+                         event=('start',), brief=True)
         except Exception as exc:
             return self._abandon(exc, spawned=False)
         self.agent.save_record(self.ctxt, self.host, self.nodename)

@@ -29,7 +29,7 @@ LOG = logging.getLogger(__name__)
 
 # NOTE: keep in step with ConductorManager.target (one RPC API) and the
 # version history of ConductorAPI.
-RPC_API_VERSION = '1.4'
+RPC_API_VERSION = '1.5'
 
 
 class RecordProxy(object):
@@ -137,11 +137,14 @@ class RecordProxy(object):
     @messaging.expected_exceptions(exception.InstanceNotFound,
                                    exception.UnexpectedTaskStateError)
     def instance_update(self, ctxt, instance_uuid, values,
-                        expected_task_state=None, action_event=None):
+                        expected_task_state=None, action_event=None,
+                        brief=False):
         """Update a live instance; its new primitive.
 
         :param action_event: (1.3) an action event recorded in the same
             transaction (see ConductorAPI.instance_update).
+        :param brief: (1.5) answer None: the caller does not need the
+            updated instance, which is then not read back.
         :raises common.exception.InstanceNotFound: there is none.
         :raises common.exception.UnexpectedTaskStateError: guard failed.
         """
@@ -149,7 +152,9 @@ class RecordProxy(object):
         instance = instance_records.update_instance(
             ctxt, database, instance_uuid, values,
             expected_task_state=expected_task_state,
-            action_event=action_event)
+            action_event=action_event, brief=brief)
+        if brief:
+            return None
         instance.cell_uuid = cell_uuid
         return instance.to_primitive()
 

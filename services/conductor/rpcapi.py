@@ -63,6 +63,8 @@ class ConductorAPI(object):
       transaction (a build's start and finish cost no call of their own).
     * 1.4 - compute_node_save: optional brief, answering only the node's
       id and uuid instead of the whole saved record.
+    * 1.5 - instance_update: optional brief, answering None instead of
+      the updated instance.
     """
 
     def __init__(self):
@@ -225,7 +227,8 @@ class ConductorAPI(object):
         return cctxt.call(ctxt, 'instance_get', instance_uuid=instance_uuid)
 
     def instance_update(self, ctxt, instance_uuid, values,
-                        expected_task_state=None, action_event=None):
+                        expected_task_state=None, action_event=None,
+                        brief=False):
         """Change fields of a live instance; see instance_records.
 
         :param expected_task_state: a task state or a list of them (None
@@ -237,11 +240,20 @@ class ConductorAPI(object):
             'Success' | 'Error', 'traceback': text}``. A conductor capped
             below 1.3 gets separate calls: a start before the update, a
             finish after it.
+        :param brief: (1.5) the caller does not use the answer: the
+            conductor does not read the instance back and answers None. A
+            conductor capped below 1.5 answers the instance as before.
         :returns: the updated Instance primitive.
         :raises common.exception.InstanceNotFound: no live instance.
         :raises common.exception.UnexpectedTaskStateError: the guard
             failed (e.g. the user deleted the server meanwhile).
         """
+        if brief and self.client.can_send_version('1.5'):
+            cctxt = self._records(version='1.5')
+            return cctxt.call(ctxt, 'instance_update',
+                              instance_uuid=instance_uuid, values=values,
+                              expected_task_state=expected_task_state,
+                              action_event=action_event, brief=True)
         if action_event is None:
             cctxt = self._records(version='1.0')
             return cctxt.call(ctxt, 'instance_update',

@@ -52,7 +52,7 @@ class FakeConductor(object):
     """
 
     # NOTE: the version it serves when tests put it behind RPC.
-    target = messaging.Target(version='1.4')
+    target = messaging.Target(version='1.5')
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -173,9 +173,12 @@ class FakeConductor(object):
             return copy.deepcopy(self.instances[instance_uuid])
 
     def instance_update(self, ctxt, instance_uuid, values,
-                        expected_task_state=None, action_event=None):
+                        expected_task_state=None, action_event=None,
+                        brief=False):
         self._log('instance_update')
         with self.lock:
+            self.brief_updates = getattr(self, 'brief_updates', 0) + bool(
+                brief)
             inst = self.instances.get(instance_uuid)
             if inst is None:
                 raise exception.InstanceNotFound(instance_id=instance_uuid)
@@ -193,7 +196,7 @@ class FakeConductor(object):
                 self.events.append((instance_uuid, action_event['event'],
                                     action_event['phase'],
                                     action_event.get('result')))
-            return copy.deepcopy(inst)
+            return None if brief else copy.deepcopy(inst)
 
     def instance_destroy(self, ctxt, instance_uuid):
         self._log('instance_destroy')

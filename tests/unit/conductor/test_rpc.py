@@ -174,6 +174,14 @@ def test_instance_records(served):
         api.instance_update(ctxt, uuid, {'task_state': None},
                             expected_task_state=['deleting'])
     assert err.value.kwargs['actual'] == 'spawning'
+    # 1.5: a brief update answers None; the guard still applies.
+    assert api.instance_update(ctxt, uuid, {'power_state': 1},
+                               expected_task_state='spawning',
+                               brief=True) is None
+    assert api.instance_get(ctxt, uuid)['power_state'] == 1
+    with pytest.raises(exception.UnexpectedTaskStateError):
+        api.instance_update(ctxt, uuid, {'power_state': 0},
+                            expected_task_state='deleting', brief=True)
     api.action_event_start(ctxt, uuid, 'compute_build_and_run_instance',
                            'h1')
     api.action_event_finish(ctxt, uuid, 'compute_build_and_run_instance',
