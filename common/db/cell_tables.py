@@ -143,6 +143,10 @@ instances = sa.Table(
     # time (the instance's own copy, as for the flavor).
     sa.Column('metadata', _json_text()),
     sa.Column('image_meta', _json_text()),
+    # NOTE: the flavor's vCPUs and RAM, as in Nova's table, so that quota
+    # usage is summed by the database instead of decoding every flavor.
+    sa.Column('vcpus', sa.Integer),
+    sa.Column('memory_mb', sa.Integer),
     *_history(),
     sa.UniqueConstraint('uuid', name='uniq_instances0uuid'),
     # NOTE: the live instances of a host: the scheduler's host states and

@@ -101,6 +101,15 @@ def _column_value(name, value):
     return value
 
 
+def _flavor_sizes(flavor):
+    """{'vcpus', 'memory_mb'} columns of a Flavor, its primitive or None."""
+    if isinstance(flavor, flavor_obj.Flavor):
+        flavor = flavor.to_primitive()
+    flavor = flavor or {}
+    return {'vcpus': int(flavor.get('vcpus') or 0),
+            'memory_mb': int(flavor.get('memory_mb') or 0)}
+
+
 def _instance(row, fault=None):
     data = row._mapping
     flavor = decode_json(data['flavor'], None, 'flavor of %s' % row.uuid)
@@ -162,6 +171,7 @@ def create_instance(ctxt, database, instance, action=None):
                                 timeutils.utcnow())
         values['updated_at'] = None
         values['deleted'] = 0
+        values.update(_flavor_sizes(instance.flavor))
         ctx.session.execute(_IN.insert().values(**values))
         if action is not None:
             _insert_action(ctx, ctxt, instance.uuid, action)
@@ -293,6 +303,8 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None,
 
     def update(ctx):
         columns = {k: _column_value(k, v) for k, v in values.items()}
+        if 'flavor' in values:
+            columns.update(_flavor_sizes(values['flavor']))
         columns['updated_at'] = timeutils.utcnow()
         query = _IN.update().where(_IN.c.uuid == uuid, _IN.c.deleted == 0)
         expected = None
@@ -335,17 +347,31 @@ def destroy_instance(ctxt, database, uuid):
 
 
 def count_instances_by_project(ctxt, database, project_id):
-    """(instances, cores, ram MiB) of a project's live instances here."""
+    """(instances, cores, ram MiB) of a project's live instances here.
+
+    Summed by the database from the vcpus and memory_mb columns; a row
+    without them (written by an older release during an upgrade) is
+    counted from its flavor.
+    """
+    live = sa.and_(_IN.c.project_id == project_id, _IN.c.deleted == 0)
+
     def fetch(ctx):
-        return list(ctx.session.execute(
-            sa.select(_IN.c.uuid, _IN.c.flavor).where(
-                _IN.c.project_id == project_id, _IN.c.deleted == 0)))
-    count = cores = ram = 0
-    for row in database.reader(fetch)(ctxt):
+        totals = ctx.session.execute(
+            sa.select(sa.func.count(), sa.func.sum(_IN.c.vcpus),
+                      sa.func.sum(_IN.c.memory_mb))
+            .where(live, _IN.c.vcpus.isnot(None))).one()
+        older = ctx.session.execute(
+            sa.select(_IN.c.uuid, _IN.c.flavor)
+            .where(live, _IN.c.vcpus.is_(None))).all()
+        return totals, older
+    (count, cores, ram), older = database.reader(fetch)(ctxt)
+    count, cores, ram = int(count or 0), int(cores or 0), int(ram or 0)
+    for row in older:
         flavor = decode_json(row.flavor, {}, 'flavor of %s' % row.uuid) or {}
+        sizes = _flavor_sizes(flavor if isinstance(flavor, dict) else {})
         count += 1
-        cores += int(flavor.get('vcpus') or 0)
-        ram += int(flavor.get('memory_mb') or 0)
+        cores += sizes['vcpus']
+        ram += sizes['memory_mb']
     return count, cores, ram
 
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from common.db import cell_tables
 from common.db import instance_records as records
 from common import exception
 from common.objects import instance as instance_obj
@@ -123,6 +124,25 @@ def test_count_by_project(cell):
     records.destroy_instance(fx.ctxt(), cell, gone.uuid)
     assert records.count_instances_by_project(fx.ctxt(), cell, 'p1') == (
         2, 6, 3072)
+
+
+def test_count_by_project_follows_resizes_and_older_rows(cell):
+    small = _create(cell, flavor=fx.flavor(vcpus=2, memory_mb=1024))
+    records.update_instance(fx.ctxt(), cell, small.uuid,
+                            {'flavor': fx.flavor(vcpus=8, memory_mb=8192)})
+    older = _create(cell, flavor=fx.flavor(vcpus=1, memory_mb=512))
+
+    def forget_sizes(ctx):
+        # As a row written by a release without the columns.
+        ctx.session.execute(cell_tables.instances.update().where(
+            cell_tables.instances.c.uuid == older.uuid).values(
+            vcpus=None, memory_mb=None))
+    cell.writer(forget_sizes)(fx.ctxt())
+
+    assert records.count_instances_by_project(fx.ctxt(), cell, 'p1') == (
+        2, 9, 8704)
+    assert records.count_instances_by_project(fx.ctxt(), cell, 'p2') == (
+        0, 0, 0)
 
 
 def test_actions_and_events(cell):

@@ -187,3 +187,26 @@ def test_manage_bad_command_line(tmp_path):
     conf_file = _write_conf(tmp_path / 'berth.conf')
     assert _manage(conf_file, 'db', 'nonsense').returncode == 2
     assert _manage(conf_file, 'api_db').returncode == 2
+
+
+def test_instance_sizes_are_filled_in_from_flavors(tmp_path):
+    """Cell migration 0003 copies each flavor's vCPUs and RAM to columns."""
+    migrations = cells.CELL_MIGRATIONS
+    engine = sa.create_engine('sqlite:///%s' % (tmp_path / 'cell.sqlite'))
+    try:
+        with engine.begin() as connection:
+            alembic_command.upgrade(
+                _alembic_config(migrations, connection), '66fe3ad31034')
+            connection.execute(sa.text(
+                "INSERT INTO instances (uuid, project_id, flavor, deleted) "
+                "VALUES ('i1', 'p1', :flavor, 0), ('i2', 'p1', NULL, 0)"),
+                {'flavor': '{"vcpus": 4, "memory_mb": 2048}'})
+        with engine.begin() as connection:
+            alembic_command.upgrade(
+                _alembic_config(migrations, connection), 'head')
+            rows = connection.execute(sa.text(
+                'SELECT uuid, vcpus, memory_mb FROM instances ORDER BY uuid'
+            )).all()
+    finally:
+        engine.dispose()
+    assert [tuple(r) for r in rows] == [('i1', 4, 2048), ('i2', 0, 0)]
