@@ -356,14 +356,18 @@ def count_instances_by_project(ctxt, database, project_id):
     live = sa.and_(_IN.c.project_id == project_id, _IN.c.deleted == 0)
 
     def fetch(ctx):
+        # NOTE: COUNT(vcpus) counts the rows that have the columns; only
+        # when some lack them is a second query needed.
         totals = ctx.session.execute(
-            sa.select(sa.func.count(), sa.func.sum(_IN.c.vcpus),
-                      sa.func.sum(_IN.c.memory_mb))
-            .where(live, _IN.c.vcpus.isnot(None))).one()
-        older = ctx.session.execute(
-            sa.select(_IN.c.uuid, _IN.c.flavor)
-            .where(live, _IN.c.vcpus.is_(None))).all()
-        return totals, older
+            sa.select(sa.func.count(_IN.c.vcpus), sa.func.sum(_IN.c.vcpus),
+                      sa.func.sum(_IN.c.memory_mb), sa.func.count())
+            .where(live)).one()
+        older = []
+        if totals[0] != totals[3]:
+            older = ctx.session.execute(
+                sa.select(_IN.c.uuid, _IN.c.flavor)
+                .where(live, _IN.c.vcpus.is_(None))).all()
+        return totals[:3], older
     (count, cores, ram), older = database.reader(fetch)(ctxt)
     count, cores, ram = int(count or 0), int(cores or 0), int(ram or 0)
     for row in older:

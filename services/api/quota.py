@@ -52,8 +52,11 @@ def limits(ctxt, conf, project_id):
     return result
 
 
-def usage(ctxt, project_id):
+def usage(ctxt, project_id, groups=True):
     """{'instances', 'cores', 'ram', 'server_groups'} in use by a project.
+
+    :param groups: also count server groups (else left out: the boot
+        checks do not need them).
     """
     count = cores = ram = 0
     for cell in cell_hosts.all_cells(ctxt):
@@ -67,8 +70,10 @@ def usage(ctxt, project_id):
         if instance.flavor is not None:
             cores += instance.flavor.vcpus
             ram += instance.flavor.memory_mb
-    return {'instances': count, 'cores': cores, 'ram': ram,
-            'server_groups': group_records.count_groups(ctxt, project_id)}
+    used = {'instances': count, 'cores': cores, 'ram': ram}
+    if groups:
+        used['server_groups'] = group_records.count_groups(ctxt, project_id)
+    return used
 
 
 def _room(limit, used, per_instance):
@@ -90,7 +95,7 @@ def allowed_count(ctxt, conf, project_id, flavor, min_count, max_count):
     if all(project_limits[name] < 0 for name in COUNTED):
         # NOTE: nothing to count against; counting scans every cell.
         return max_count
-    used = usage(ctxt, project_id)
+    used = usage(ctxt, project_id, groups=False)
     per_instance = {'instances': 1, 'cores': flavor.vcpus,
                     'ram': flavor.memory_mb}
     allowed = max_count
@@ -119,7 +124,7 @@ def recheck(ctxt, conf, project_id):
     project_limits = limits(ctxt, conf, project_id)
     if all(project_limits[name] < 0 for name in COUNTED):
         return
-    used = usage(ctxt, project_id)
+    used = usage(ctxt, project_id, groups=False)
     for name in COUNTED:
         limit = project_limits[name]
         if limit is not None and limit >= 0 and used[name] > limit:
