@@ -251,7 +251,7 @@ def _private_copy(state, summary=None):
     usage) is.
 
     :param summary: placement's provider summary of the node, whose usage
-        the copy takes (see :func:`apply_provider_summary`).
+        the copy takes (see :func:`_take_usage`).
     """
     # NOTE: a shallow copy plus the few writable fields; a thousand
     # candidates are copied per request, so dataclasses.replace (which
@@ -303,18 +303,13 @@ def _thaw(state, name):
     return orjson.loads(frozen[1])
 
 
-def apply_provider_summary(state, summary):
-    """Overwrite a host state's usage with placement's live figures.
+def _take_usage(values, resources):
+    """Write placement's live usage (a summary's ``resources``) into a
+    host state's attribute dict.
 
     Placement's ``capacity`` already includes the allocation ratio, so
     free figures are capacity minus used, as the claims will see them.
     """
-    with state.lock:
-        _take_usage(state.__dict__, summary.get('resources', {}))
-
-
-def _take_usage(values, resources):
-    """Write the usage of a summary's ``resources`` into a state's dict."""
     ram = resources.get('MEMORY_MB')
     if ram:
         ratio = values['ram_allocation_ratio'] or 1.0
