@@ -85,6 +85,16 @@ def _correlated_usage(rp_col, rc_id):
             .scalar_subquery())
 
 
+# The usage of each inventories row: the sum of the allocations of its
+# provider and class (NULL when there are none).
+INVENTORY_USED = (sa.select(sa.func.sum(_ALLOC.c.used))
+                  .where(_ALLOC.c.resource_provider_id ==
+                         _INV.c.resource_provider_id)
+                  .where(_ALLOC.c.resource_class_id ==
+                         _INV.c.resource_class_id)
+                  .scalar_subquery())
+
+
 def _fits(inv, used, amount):
     """The capacity/unit conditions for requesting ``amount`` of ``inv``.
 
@@ -372,14 +382,9 @@ def inventories(conn, ids, rc_ids=None, other_than=None):
     :returns: {provider id: [(rc id, capacity, used)]} in class id order.
     """
     result = {}
-    usage = (sa.select(sa.func.sum(_ALLOC.c.used))
-             .where(_ALLOC.c.resource_provider_id ==
-                    _INV.c.resource_provider_id)
-             .where(_ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-             .scalar_subquery())
     stmt = sa.select(_INV.c.resource_provider_id, _INV.c.resource_class_id,
                      _INV.c.total, _INV.c.reserved, _INV.c.allocation_ratio,
-                     usage)
+                     INVENTORY_USED)
     if rc_ids is not None:
         stmt = stmt.where(_INV.c.resource_class_id.in_(sorted(rc_ids)))
     if other_than:

@@ -41,7 +41,6 @@ from services.placement.objects import inventory as inventory_obj
 
 _RP = tables.resource_providers
 _INV = tables.inventories
-_ALLOC = tables.allocations
 _RPT = tables.resource_provider_traits
 
 _FIRST = operator.itemgetter(0)
@@ -55,17 +54,14 @@ _SCAN = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
                   _RP.c.usage_serial, _RP.c.parent_provider_id,
                   _RP.c.root_provider_id)
 
-_USED = (sa.select(sa.func.sum(_ALLOC.c.used))
-         .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id)
-         .where(_ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-         .scalar_subquery())
 # NOTE: built once, with the ids as an expanding parameter: usually one
 # or two providers changed since the last request, and composing a
 # statement for them cost more than running it.
 _INVENTORY = (sa.select(_INV.c.resource_provider_id,
                         _INV.c.resource_class_id, _INV.c.total,
                         _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
-                        _INV.c.step_size, _INV.c.allocation_ratio, _USED)
+                        _INV.c.step_size, _INV.c.allocation_ratio,
+                        cq.INVENTORY_USED)
               .where(_INV.c.resource_provider_id.in_(
                   sa.bindparam('ids', expanding=True))))
 _TRAITS = (sa.select(_RPT.c.resource_provider_id, _RPT.c.trait_id)
