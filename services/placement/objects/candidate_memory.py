@@ -116,20 +116,28 @@ def respond(ctx, conn, view, group, version, rc_ids, traits, root_traits,
 def _summaries(ctx, version, chosen, requested, names):
     """``provider_summaries`` of the chosen (flat) providers."""
     ordered = sorted(chosen, key=lambda p: p.id)
-    if version >= (1, 29):
-        # NOTE: the form every scheduler asks for; each provider's summary
-        # is built once per copy (and names epoch) and shared by answers.
-        epoch = (catalog.RESOURCE_CLASSES.epoch, catalog.TRAITS.epoch)
-        result = {}
-        for provider in ordered:
-            rendered = provider.rendered
-            if rendered is None or rendered[0] != epoch:
-                rendered = (epoch, _full_summary(ctx, provider))
-                provider.rendered = rendered
-            result[provider.uuid] = rendered[1]
-        return result
-    inventories = {}
+    if version < (1, 29):
+        return _render(ctx, version, ordered, requested, names)
+    # NOTE: the form every scheduler asks for, the same from 1.29 on and
+    # whatever was requested (every class is shown): each provider's
+    # summary is rendered once per copy (and names epoch) and shared by
+    # the answers.
+    epoch = (catalog.RESOURCE_CLASSES.epoch, catalog.TRAITS.epoch)
+    result = {}
     for provider in ordered:
+        rendered = provider.rendered
+        if rendered is None or rendered[0] != epoch:
+            rendered = (epoch, _render(ctx, version, [provider], requested,
+                                       names)[provider.uuid])
+            provider.rendered = rendered
+        result[provider.uuid] = rendered[1]
+    return result
+
+
+def _render(ctx, version, providers, requested, names):
+    """:func:`candidate_render.provider_summaries` of flat providers."""
+    inventories = {}
+    for provider in providers:
         inventories[provider.id] = [
             (rc, entry[0], entry[1])
             for rc, entry in sorted(provider.inventory.items())
@@ -141,22 +149,8 @@ def _summaries(ctx, version, chosen, requested, names):
     traits = {}
     if version >= (1, 17):
         traits = {p.id: {catalog.TRAITS.name_for(ctx, t) for t in p.traits}
-                  for p in ordered}
+                  for p in providers}
     return render.provider_summaries(
-        version, [p.id for p in ordered], {p.id: p.uuid for p in ordered},
-        inventories, traits, {p.id: (p.uuid, None, p.id) for p in ordered},
-        names)
-
-
-def _full_summary(ctx, provider):
-    """The 1.29+ summary of one flat provider (its own root)."""
-    rc_name = catalog.RESOURCE_CLASSES.name_for
-    trait_name = catalog.TRAITS.name_for
-    return {
-        'resources': {rc_name(ctx, rc): {'capacity': entry[0],
-                                         'used': entry[1]}
-                      for rc, entry in sorted(provider.inventory.items())},
-        'traits': sorted(trait_name(ctx, t) for t in provider.traits),
-        'parent_provider_uuid': None,
-        'root_provider_uuid': provider.uuid,
-    }
+        version, [p.id for p in providers], {p.id: p.uuid for p in providers},
+        inventories, traits,
+        {p.id: (p.uuid, None, p.id) for p in providers}, names)
