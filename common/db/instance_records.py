@@ -102,10 +102,13 @@ def _column_value(name, value):
 
 
 def _flavor_sizes(flavor):
-    """{'vcpus', 'memory_mb'} columns of a Flavor, its primitive or None."""
+    """{'vcpus', 'memory_mb'} columns of a Flavor or its primitive (zeros
+    for None or anything else that is not a flavor).
+    """
     if isinstance(flavor, flavor_obj.Flavor):
         flavor = flavor.to_primitive()
-    flavor = flavor or {}
+    if not isinstance(flavor, dict):
+        flavor = {}
     return {'vcpus': int(flavor.get('vcpus') or 0),
             'memory_mb': int(flavor.get('memory_mb') or 0)}
 
@@ -371,8 +374,8 @@ def count_instances_by_project(ctxt, database, project_id):
     (count, cores, ram), older = database.reader(fetch)(ctxt)
     count, cores, ram = int(count or 0), int(cores or 0), int(ram or 0)
     for row in older:
-        flavor = decode_json(row.flavor, {}, 'flavor of %s' % row.uuid) or {}
-        sizes = _flavor_sizes(flavor if isinstance(flavor, dict) else {})
+        sizes = _flavor_sizes(
+            decode_json(row.flavor, None, 'flavor of %s' % row.uuid))
         count += 1
         cores += sizes['vcpus']
         ram += sizes['memory_mb']
