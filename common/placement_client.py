@@ -10,13 +10,20 @@ service-specific calls (the scheduler's candidates and claims, the compute
 agent's provider tree) live with those services.
 """
 
+import http.client
+import json
 import logging
 import os
+import sys
 import threading
 
+from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
+from keystoneauth1 import session as ks_session
 import orjson
+
+from common import placement_http
 
 LOG = logging.getLogger(__name__)
 
@@ -58,6 +65,16 @@ class Response(object):
             return self.body
 
 
+def environment_needed():
+    """True when requests would find proxies or a .netrc file to use."""
+    names = {name.lower() for name in os.environ}
+    if any(name.endswith('_proxy') for name in names) or 'netrc' in names:
+        return True
+    home = os.path.expanduser('~')
+    return any(os.path.exists(os.path.join(home, name))
+               for name in ('.netrc', '_netrc'))
+
+
 def skip_environment_lookups(session):
     """Stop ``requests`` reading the environment again on every call.
 
@@ -71,18 +88,45 @@ def skip_environment_lookups(session):
 
     :param session: a keystoneauth Session.
     """
-    names = {name.lower() for name in os.environ}
-    if any(name.endswith('_proxy') for name in names) or 'netrc' in names:
-        return
-    home = os.path.expanduser('~')
-    if any(os.path.exists(os.path.join(home, name))
-           for name in ('.netrc', '_netrc')):
+    if environment_needed():
         return
     bundle = (os.environ.get('REQUESTS_CA_BUNDLE') or
               os.environ.get('CURL_CA_BUNDLE'))
     if bundle and session.verify is True:
         session.verify = bundle
     session.session.trust_env = False
+
+
+def _encode(body):
+    if body is None:
+        return None
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        # NOTE: orjson refuses what json accepts in a few corners
+        # (non-string keys, integers beyond 64 bits); keep json's answer.
+        return json.dumps(body).encode('utf-8')
+
+
+def _response(method, url, status, headers, content):
+    if status >= 500:
+        raise PlacementUnavailable('%s %s answered %d: %s' % (
+            method, url, status,
+            content[:500].decode('utf-8', 'replace')))
+    data = None
+    if content and 'json' in (headers.get('content-type') or ''):
+        # NOTE: candidate lists run to hundreds of KiB; orjson decodes
+        # them faster than requests' json().
+        data = orjson.loads(content)
+    return Response(status, data, headers)
+
+
+def _user_agent(adapter):
+    """The session's User-Agent, else the program and keystoneauth's."""
+    if adapter.session.user_agent:
+        return adapter.session.user_agent
+    program = os.path.basename(sys.argv[0]) if sys.argv else ''
+    return ('%s %s' % (program, ks_session.DEFAULT_USER_AGENT)).strip()
 
 
 class PlacementClient(object):
@@ -97,6 +141,8 @@ class PlacementClient(object):
         self._conf = conf
         self._adapter = adapter
         self._lock = threading.Lock()
+        self._direct = None
+        self._direct_checked = False
 
     def _get_adapter(self):
         if self._adapter is None:
@@ -111,6 +157,23 @@ class PlacementClient(object):
                         self._conf, GROUP, session=session, auth=auth)
         return self._adapter
 
+    def _get_direct(self):
+        """The :class:`placement_http.DirectConnections`, or None."""
+        if self._direct_checked:
+            return self._direct
+        adapter = self._get_adapter()
+        with self._lock:
+            if not self._direct_checked:
+                # NOTE: test doubles of the adapter (in-process WSGI),
+                # proxies and .netrc credentials stay on keystoneauth's path.
+                if (self._conf.placement.direct_http and
+                        isinstance(adapter, ks_adapter.Adapter) and
+                        not environment_needed()):
+                    self._direct = placement_http.DirectConnections(
+                        adapter, _user_agent(adapter))
+                self._direct_checked = True
+        return self._direct
+
     def request(self, method, url, version, context=None, body=None,
                 timeout=None):
         """Send one request; return a :class:`Response`.
@@ -124,24 +187,28 @@ class PlacementClient(object):
                    'Accept': 'application/json'}
         if context is not None and context.global_id:
             headers['X-OpenStack-Request-ID'] = context.global_id
-        kwargs = {'headers': headers, 'raise_exc': False,
-                  'timeout': timeout or self._conf.placement.timeout or
-                  DEFAULT_TIMEOUT}
+        timeout = timeout or self._conf.placement.timeout or DEFAULT_TIMEOUT
+        direct = self._get_direct()
+        if direct is not None:
+            try:
+                status, reply_headers, content = direct.request(
+                    method, url, headers, _encode(body), timeout)
+            except placement_http.Unsuitable as exc:
+                LOG.debug('%s %s through keystoneauth: %s', method, url, exc)
+            except (OSError, http.client.HTTPException) as exc:
+                raise PlacementUnavailable('%s %s failed: %s' % (
+                    method, url, exc))
+            else:
+                return _response(method, url, status, reply_headers, content)
+        kwargs = {'headers': headers, 'raise_exc': False, 'timeout': timeout}
         if body is not None:
             kwargs['json'] = body
         try:
             resp = self._get_adapter().request(url, method, **kwargs)
         except ks_exc.ClientException as exc:
             raise PlacementUnavailable('%s %s failed: %s' % (method, url, exc))
-        if resp.status_code >= 500:
-            raise PlacementUnavailable('%s %s answered %d: %s' % (
-                method, url, resp.status_code, resp.text[:500]))
-        data = None
-        if resp.content and 'json' in resp.headers.get('content-type', ''):
-            # NOTE: candidate lists run to hundreds of KiB; orjson decodes
-            # them faster than requests' json().
-            data = orjson.loads(resp.content)
-        return Response(resp.status_code, data, resp.headers)
+        return _response(method, url, resp.status_code, resp.headers,
+                         resp.content)
 
     def get(self, url, version, context=None, **kwargs):
         """GET ``url``."""
