@@ -20,6 +20,10 @@ class HypervisorVersionWeigher(weighers.BaseHostWeigher):
             host_state, 'hypervisor_version_weight_multiplier',
             CONF.filter_scheduler.hypervisor_version_weight_multiplier)
 
+    def weigh_objects(self, weighed_hosts, spec_obj):
+        """Hypervisor versions of every host (no call per host)."""
+        return [w.obj.hypervisor_version or 0 for w in weighed_hosts]
+
     def _weigh_object(self, host_state, spec_obj):
         """The hypervisor version; 0 for a host that reports none."""
         # NOTE: a host that does not report its version ranks as the oldest

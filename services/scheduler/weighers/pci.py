@@ -30,6 +30,12 @@ class PCIWeigher(weighers.BaseHostWeigher):
             host_state, 'pci_weight_multiplier',
             CONF.filter_scheduler.pci_weight_multiplier)
 
+    def weigh_objects(self, weighed_hosts, spec_obj):
+        """Signed free devices of every host (no call for hosts without)."""
+        sign = 1 if spec_obj.pci_requests else -1
+        return [sign * free_pci_devices(w.obj) if w.obj.pci_stats else 0
+                for w in weighed_hosts]
+
     def _weigh_object(self, host_state, spec_obj):
         """Free PCI devices, negated when the request asks for none."""
         free = free_pci_devices(host_state)

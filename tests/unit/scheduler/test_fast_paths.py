@@ -22,10 +22,14 @@ from services.scheduler.filters import server_group_anti_affinity_filter as aaf
 from services.scheduler import host_manager
 from services.scheduler import scheduling
 from services.scheduler import weighers
+from services.scheduler.weighers import build_failure
 from services.scheduler.weighers import cpu
 from services.scheduler.weighers import cross_cell
 from services.scheduler.weighers import disk
+from services.scheduler.weighers import hypervisor_version
 from services.scheduler.weighers import io_ops
+from services.scheduler.weighers import num_instances
+from services.scheduler.weighers import pci
 from services.scheduler.weighers import ram
 from services.scheduler.weighers import soft_affinity
 from services.scheduler.weighers import soft_anti_affinity
@@ -117,13 +121,20 @@ def test_image_filter_pass_matches_host_by_host(properties):
     (disk.DiskWeigher(), fakes.spec()),
     (io_ops.IoOpsWeigher(), fakes.spec()),
     (cpu.CPUWeigher(), fakes.spec()),
+    (hypervisor_version.HypervisorVersionWeigher(), fakes.spec()),
+    (build_failure.BuildFailureWeigher(), fakes.spec()),
+    (num_instances.NumInstancesWeigher(), fakes.spec()),
+    (pci.PCIWeigher(), fakes.spec()),
+    (pci.PCIWeigher(), fakes.spec(pci_requests=[{'count': 1}])),
 ])
 def test_request_wide_weighing_matches_host_by_host(weigher, spec):
     hosts = [weighers.WeighedHost(fakes.host('h1')),
              weighers.WeighedHost(fakes.host(
                  'h2', cell_uuid='cell2', free_ram_mb=-512, free_disk_mb=7,
                  num_io_ops=3, vcpus_total=7, vcpus_used=2.5,
-                 cpu_allocation_ratio=1.1))]
+                 cpu_allocation_ratio=1.1, hypervisor_version=8002000,
+                 failed_builds=2, num_instances=4,
+                 pci_stats=[{'count': 2}, {'count': 1}]))]
     assert weigher.weigh_objects(hosts, spec) == [
         weigher._weigh_object(w.obj, spec) for w in hosts]
 
