@@ -9,6 +9,7 @@ resource tracker last reported (vCPUs, RAM and disk, used and free,
 running VMs), the fields Nova shows up to 2.87.
 """
 
+from common.db import compute_records
 from common.db import instance_records
 from services.api import cell_hosts
 from services.api import errors
@@ -20,10 +21,18 @@ CPU_INFO_OBJECT_VERSION = (2, 28)
 
 
 def _service_for(ctx, cell, node, cache):
-    key = (cell.uuid, node['host'])
-    if key not in cache:
-        cache[key] = cell_hosts.compute_service(ctx, node['host'], cell)
-    return cache[key]
+    """The compute service of ``node``; one query per cell, not per node.
+
+    :param cache: {cell uuid: {host: service}}, filled as cells are seen.
+    """
+    services = cache.get(cell.uuid)
+    if services is None:
+        services = cache[cell.uuid] = {
+            service['host']: service for service in
+            compute_records.list_services(
+                ctx, cell_hosts.database(cell),
+                binary=cell_hosts.COMPUTE_BINARY)}
+    return services.get(node['host'])
 
 
 def _basic(req, node, service):

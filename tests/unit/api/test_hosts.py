@@ -7,6 +7,7 @@ from common.db import api_tables
 from common.db import cell_tables
 from common.db import cells
 from common.db import instance_records
+from services.api import cell_hosts
 from tests.unit.api.helpers import V
 
 
@@ -94,6 +95,24 @@ def test_hypervisors(world):
     _s, body, _ = world.client.get(V + '/os-hypervisors/statistics')
     assert body['hypervisor_statistics']['count'] == 1
     assert world.client.get(V + '/os-hypervisors', token='u:p')[0] == 403
+
+
+def test_hypervisor_list_reads_each_cells_services_once(world, monkeypatch):
+    world.add_host('node1')
+    world.add_host('node2', age=3600)
+    world.add_host('node3', disabled=True)
+    world.add_service('node1', 'berth-conductor')
+
+    def one_by_one(*args, **kwargs):
+        raise AssertionError('a service lookup per hypervisor')
+    monkeypatch.setattr(cell_hosts, 'compute_service', one_by_one)
+    _s, body, _ = world.client.get(V + '/os-hypervisors/detail')
+    found = {h['hypervisor_hostname']: (h['state'], h['status'],
+                                        h['service']['host'])
+             for h in body['hypervisors']}
+    assert found == {'node1': ('up', 'enabled', 'node1'),
+                     'node2': ('down', 'enabled', 'node2'),
+                     'node3': ('up', 'disabled', 'node3')}
 
 
 def test_availability_zones(world):
