@@ -42,6 +42,18 @@ PERIODIC_INTERVAL_MAX = 60
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _HANDLED_SIGNALS = _STOP_SIGNALS + (signal.SIGHUP,)
 
+# (slot, workers) of this process: (0, 1) unless forked by ProcessLauncher.
+_worker = (0, 1)
+
+
+def worker_slot():
+    """(this worker's slot, number of workers) of the running service.
+
+    Slots are 0 .. workers - 1 and a respawned worker takes the slot of
+    the one it replaces.
+    """
+    return _worker
+
 
 class _Loop(object):
     """Call ``func`` in a daemon thread until stopped.
@@ -302,6 +314,7 @@ class ProcessLauncher(_Launcher):
     def __init__(self, conf=None):
         super().__init__(conf)
         self.service = None
+        self.workers = 0
         self.children = {}
         self._last_spawn = {}
 
@@ -309,6 +322,7 @@ class ProcessLauncher(_Launcher):
         """Fork ``workers`` processes running ``service``."""
         self._install()
         self.service = service
+        self.workers = workers
         gc_tuning.settle()
         for slot in range(workers):
             self._spawn(slot)
@@ -324,7 +338,7 @@ class ProcessLauncher(_Launcher):
         if pid == 0:
             status = 1
             try:
-                status = self._child_main()
+                status = self._child_main(slot)
             except BaseException:
                 LOG.exception('Worker %d failed', slot)
             finally:
@@ -332,7 +346,9 @@ class ProcessLauncher(_Launcher):
         LOG.info('Started worker %d (pid %d) of %s', slot, pid, self.service)
         self.children[pid] = slot
 
-    def _child_main(self):
+    def _child_main(self, slot):
+        global _worker
+        _worker = (slot, self.workers)
         _restore_handlers({sig: signal.SIG_DFL for sig in _HANDLED_SIGNALS})
         self._old_handlers = None
         rpc.reset_after_fork()

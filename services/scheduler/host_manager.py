@@ -127,6 +127,15 @@ class HostManager(object):
             selections not committed before then are applied on top.
         :returns: list of HostState in the order of ``compute_uuids``.
         """
+        self.refresh(context, compute_uuids)
+        return self.copies(compute_uuids, summaries, snapshot_at)
+
+    def refresh(self, context, compute_uuids):
+        """Load the nodes not cached yet and re-check the old entries.
+
+        The database work of :meth:`get_host_states`, for callers that do
+        it before taking a lock around :meth:`copies`.
+        """
         now = self._clock()
         with self._lock:
             stale = [u for u in compute_uuids
@@ -134,6 +143,13 @@ class HostManager(object):
                      now - self._loaded_at.get(u, 0) > self.max_age]
         if stale:
             self._refresh(context, stale, now)
+
+    def copies(self, compute_uuids, summaries=None, snapshot_at=None):
+        """This request's copies of the cached states; no database work.
+
+        Nodes not in the cache (see :meth:`refresh`) are left out;
+        ``summaries`` and ``snapshot_at`` as for :meth:`get_host_states`.
+        """
         states = []
         summaries = summaries or {}
         with self._lock:

@@ -16,10 +16,12 @@ the claims already made are rolled back. Every decision fills an
 import json
 import logging
 import random
+import threading
 
 from common.conf import CONF
 from common import exception
 from common.objects import selection as selection_obj
+from common import service
 from services.scheduler.client import placement as placement_client
 from services.scheduler import explanation as explanation_mod
 from services.scheduler import filters as filters_mod
@@ -78,6 +80,42 @@ def _roots(allocation_requests, summaries):
     return by_root
 
 
+def _worker_shares(compute_uuids):
+    """Which scheduler worker prefers which of equally good hosts.
+
+    Workers of one scheduler do not see each other's claims in flight, and
+    picking at random among equal hosts still makes concurrent requests
+    land on the same ones. Each worker prefers its own equal share of the
+    candidates (every n-th by uuid), so that a burst over many workers
+    lands on different hosts.
+
+    :returns: (this worker's slot, {uuid: slot of the worker it belongs
+        to}), or None with a single worker.
+    """
+    slot, workers = service.worker_slot()
+    if workers < 2:
+        return None
+    return slot, {uuid: index % workers
+                  for index, uuid in enumerate(sorted(compute_uuids))}
+
+
+def _prefer_own_share(pool, shares):
+    """The part of ``pool`` (equally good weighed hosts) to pick from.
+
+    This worker's own share when it has some; else the share with the
+    most hosts left, where this worker's pick is the least likely to meet
+    the owner's picks still in flight.
+    """
+    slot, owner = shares
+    by_share = {}
+    for weighed in pool:
+        by_share.setdefault(owner.get(weighed.obj.uuid), []).append(weighed)
+    own = by_share.get(slot)
+    if own:
+        return own
+    return max(by_share.values(), key=len)
+
+
 class Scheduler(object):
     """Selects destinations; thread-safe, one per scheduler process."""
 
@@ -98,6 +136,13 @@ class Scheduler(object):
         self.filters = filters
         self.weighers = weighers
         self.notifier = notifier
+        # NOTE: one request at a time goes from host state copies to a
+        # reserved choice; the placement query and the claim stay outside.
+        # Two requests that copied the host states before either had
+        # chosen would both see the same best host free, and a burst then
+        # stacks on it. The section is CPU work that the interpreter runs
+        # one thread at a time anyway, so holding it costs no throughput.
+        self._deciding = threading.Lock()
 
     def _notify(self, context, event, spec):
         if self.notifier is not None:
@@ -151,26 +196,41 @@ class Scheduler(object):
                               explanation=record.to_dict())
         with record.timed('host_states'):
             by_root = _roots(alloc_reqs, summaries)
-            hosts = self.host_manager.get_host_states(
-                context, list(by_root), summaries, snapshot_at)
-            hosts = self._restrict(hosts, spec, record)
-        record.hosts = len(hosts)
-
+            self.host_manager.refresh(context, list(by_root))
+        # NOTE: see _deciding in __init__; a dry run reserves nothing.
+        claiming = bool(instance_uuids) and not dry_run
         num = len(instance_uuids) or spec.num_instances
         claimed = []
         tokens = []
-        weighed = []
+        hosts = weighed = []
         for index in range(num):
-            with record.timed('filters'):
-                hosts = self._filter(hosts, spec, index, record)
-            with record.timed('weighers'):
-                weighed = weighers_mod.weigh(self.weighers, hosts, spec)
-            if index == 0:
-                record.add_weighed(weighed)
+            if claiming:
+                with record.timed('decision_wait'):
+                    self._deciding.acquire()
+            try:
+                if index == 0:
+                    with record.timed('host_states'):
+                        hosts = self.host_manager.copies(
+                            list(by_root), summaries, snapshot_at)
+                        hosts = self._restrict(hosts, spec, record)
+                    record.hosts = len(hosts)
+                with record.timed('filters'):
+                    hosts = self._filter(hosts, spec, index, record)
+                with record.timed('weighers'):
+                    weighed = weighers_mod.weigh(self.weighers, hosts, spec)
+                if index == 0:
+                    record.add_weighed(weighed)
+                candidates = self._claimable(weighed, by_root, claiming)
+                first = next(candidates, None)
+                token = self.host_manager.reserve(first[0].uuid, spec) \
+                    if first is not None and claiming else None
+            finally:
+                if claiming:
+                    self._deciding.release()
             with record.timed('claim'):
                 chosen = self._claim_one(context, spec, instance_uuids,
-                                         index, weighed, by_root, dry_run,
-                                         record)
+                                         index, first, token, candidates,
+                                         claiming, record)
             if chosen is None:
                 break
             host, alloc_req, token = chosen
@@ -229,8 +289,13 @@ class Scheduler(object):
         record.add_rejections(rejections)
         return hosts
 
-    def _candidates_in_order(self, weighed):
-        """Weighed hosts, the first chosen at random among the best."""
+    def _candidates_in_order(self, weighed, candidates=None):
+        """Weighed hosts, the first chosen at random among the best.
+
+        :param candidates: every candidate's uuid; when given, this
+            worker's share of them (:func:`_worker_shares`) is preferred
+            among the best.
+        """
         if not weighed:
             return []
         pool = weighed[:CONF.filter_scheduler.host_subset_size]
@@ -241,16 +306,17 @@ class Scheduler(object):
         ties = [w for w in weighed if w.weight == weighed[0].weight]
         if len(ties) > len(pool):
             pool = ties
+        shares = _worker_shares(candidates) \
+            if candidates is not None and len(pool) > 1 else None
+        if shares is not None:
+            pool = _prefer_own_share(pool, shares)
         first = random.choice(pool)
         return [first] + [w for w in weighed if w is not first]
 
-    def _claim_one(self, context, spec, instance_uuids, index, weighed,
-                   by_root, dry_run, record):
-        """Claim the first host that accepts.
-
-        :returns: (host, alloc_req, reservation token or None), or None.
-        """
-        for candidate in self._candidates_in_order(weighed):
+    def _claimable(self, weighed, by_root, claiming):
+        """(host, allocation request) to try, in order, lazily."""
+        for candidate in self._candidates_in_order(
+                weighed, by_root if claiming else None):
             host = candidate.obj
             requests = by_root.get(host.uuid)
             if not requests:
@@ -259,12 +325,20 @@ class Scheduler(object):
                           "while scheduling. This host was skipped.",
                           host.uuid)
                 continue
-            alloc_req = requests[0]
-            if dry_run or not instance_uuids:
+            yield host, requests[0]
+
+    def _claim_one(self, context, spec, instance_uuids, index, first, token,
+                   rest, claiming, record):
+        """Claim ``first`` (already reserved by ``token``), else the next of
+        ``rest`` that accepts.
+
+        :returns: (host, alloc_req, reservation token or None), or None.
+        """
+        candidate = first
+        while candidate is not None:
+            host, alloc_req = candidate
+            if not claiming:
                 return host, alloc_req, None
-            # NOTE: reserved before the claim, so that this worker's other
-            # requests in flight already see the host as taken.
-            token = self.host_manager.reserve(host.uuid, spec)
             try:
                 claimed = self.placement.claim_resources(
                     context, instance_uuids[index], alloc_req,
@@ -282,6 +356,11 @@ class Scheduler(object):
                 self.host_manager.committed(token)
                 return host, alloc_req, token
             self.host_manager.release(token)
+            candidate = next(rest, None)
+            if candidate is not None:
+                # NOTE: reserved before the claim, so that this worker's
+                # other requests already see the host as taken.
+                token = self.host_manager.reserve(candidate[0].uuid, spec)
         LOG.info('Unable to successfully claim against any host.')
         return None
 

@@ -4,14 +4,17 @@
 """The scheduling pipeline end to end, over a fake placement."""
 
 import json
+import threading
 
 import pytest
 
 from common.conf import CONF
 from common.objects import instance_group as group_obj
+from common import service
 from services.scheduler import host_manager
 from services.scheduler import loading
 from services.scheduler import scheduling
+from services.scheduler.weighers import ram as ram_weigher
 from tests.unit.scheduler import fake_placement
 from tests.unit.scheduler import fakes
 
@@ -225,3 +228,107 @@ def test_requests_see_this_workers_claims_not_yet_in_placement():
     # Each request has its own copy: filters' limits never leak.
     after[0].limits['vcpu'] = 1
     assert manager.get_host_states(None, ['uuid-h1'])[0].limits == {}
+
+
+class _MeetingRamWeigher(ram_weigher.RAMWeigher):
+    """Waits (briefly) in weighing until a second request is weighing too.
+
+    Two requests of one worker that weigh at once would both see the same
+    best host free; the scheduler lets one decide at a time, so the second
+    never arrives while the first waits.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.changed = threading.Condition()
+        self.inside = 0
+        self.most_inside = 0
+
+    def weigh_objects(self, weighed_obj_list, spec_obj):
+        with self.changed:
+            self.inside += 1
+            self.most_inside = max(self.most_inside, self.inside)
+            self.changed.notify_all()
+            self.changed.wait_for(lambda: self.most_inside > 1, timeout=0.3)
+            self.inside -= 1
+        return super().weigh_objects(weighed_obj_list, spec_obj)
+
+
+def test_concurrent_requests_of_one_worker_decide_one_at_a_time():
+    hosts = [fakes.host('best', total_usable_ram_mb=65536,
+                        free_ram_mb=65536),
+             fakes.host('other', total_usable_ram_mb=60000,
+                        free_ram_mb=60000)]
+    scheduler, placement = make(hosts)
+    weigher = _MeetingRamWeigher()
+    scheduler.weighers = [weigher]
+    # NOTE: both placement answers are read before either claim.
+    both_asked = threading.Barrier(2, timeout=5)
+    ask = placement.get_allocation_candidates
+
+    def asked_together(context, params):
+        answer = ask(context, params)
+        both_asked.wait()
+        return answer
+
+    placement.get_allocation_candidates = asked_together
+    chosen = {}
+
+    def boot(name):
+        selections, _r = scheduler.select_destinations(
+            None, fakes.spec(memory_mb=32768), [name])
+        chosen[name] = selections[0][0].service_host
+
+    threads = [threading.Thread(target=boot, args=(n,)) for n in 'ab']
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert weigher.most_inside == 1
+    # The second to decide saw the first's reservation: best had 32768 MB
+    # left, less than other's 60000.
+    assert sorted(chosen.values()) == ['best', 'other']
+    assert set(placement.claims) == {'a', 'b'}
+
+
+@pytest.mark.parametrize('slot', [0, 1, 2])
+def test_each_worker_prefers_its_own_share_of_equal_hosts(monkeypatch,
+                                                          slot):
+    hosts = [fakes.host('h%02d' % i) for i in range(9)]
+    uuids = sorted(h.uuid for h in hosts)
+    monkeypatch.setattr(service, '_worker', (slot, 3))
+    mine, owner = scheduling._worker_shares(uuids)
+    own = {u for u in uuids if owner[u] == mine}
+    assert mine == slot and own == set(uuids[slot::3])
+    scheduler, placement = make(hosts)
+    picked = set()
+    for index in range(3):
+        selections, _r = scheduler.select_destinations(
+            None, fakes.spec(), ['i%d' % index])
+        picked.add(selections[0][0].service_host)
+    # Three requests fill this worker's three hosts, one each; the other
+    # workers' shares are left to them.
+    assert {'uuid-%s' % h for h in picked} == own
+    # Once its share is no longer among the best, it takes the others'.
+    selections, _r = scheduler.select_destinations(None, fakes.spec(),
+                                                   ['i3'])
+    assert 'uuid-%s' % selections[0][0].service_host not in own
+
+
+def test_a_single_worker_has_no_share():
+    assert service.worker_slot() == (0, 1)
+    assert scheduling._worker_shares(['a', 'b']) is None
+
+
+def test_without_own_hosts_a_worker_picks_from_the_fullest_share():
+    class Weighed(object):
+        def __init__(self, uuid):
+            self.obj = fakes.host(uuid)
+            self.obj.uuid = uuid
+
+    owner = {'a': 1, 'b': 1, 'c': 2, 'd': 2, 'e': 2, 'f': 0}
+    pool = [Weighed(u) for u in 'abcde']
+    picked = scheduling._prefer_own_share(pool, (0, owner))
+    assert [w.obj.uuid for w in picked] == ['c', 'd', 'e']
+    mine = scheduling._prefer_own_share(pool + [Weighed('f')], (0, owner))
+    assert [w.obj.uuid for w in mine] == ['f']
