@@ -65,11 +65,10 @@ def usage(ctxt, project_id, groups=True):
         count += found[0]
         cores += found[1]
         ram += found[2]
-    for instance in boot_records.list_build_requests(ctxt, project_id):
-        count += 1
-        if instance.flavor is not None:
-            cores += instance.flavor.vcpus
-            ram += instance.flavor.memory_mb
+    building = boot_records.count_build_requests(ctxt, project_id)
+    count += building[0]
+    cores += building[1]
+    ram += building[2]
     used = {'instances': count, 'cores': cores, 'ram': ram}
     if groups:
         used['server_groups'] = group_records.count_groups(ctxt, project_id)

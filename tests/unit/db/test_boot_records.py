@@ -65,6 +65,13 @@ def test_listing_and_batch_reads(api):
         ctxt, database=api)] == [i.uuid for i in mine + theirs]
     assert [i.uuid for i in boot_records.list_build_requests(
         ctxt, project_id='p2', database=api)] == [theirs[0].uuid]
+    # Quota counting reads the same requests' flavors (small: 1 vCPU).
+    expected = (2, sum(i.flavor.vcpus for i in mine),
+                sum(i.flavor.memory_mb for i in mine))
+    assert boot_records.count_build_requests(
+        ctxt, 'p1', database=api) == expected
+    assert boot_records.count_build_requests(
+        ctxt, 'nobody', database=api) == (0, 0, 0)
     uuids = [i.uuid for i in mine] + ['missing']
     assert set(boot_records.get_build_requests(
         ctxt, uuids, database=api)) == set(uuids[:2])
