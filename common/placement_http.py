@@ -20,7 +20,8 @@ to keystoneauth:
   :class:`common.placement_client.PlacementClient` never comes here when a
   proxy or a .netrc file is configured);
 * a kept-alive connection that the server closed meanwhile is reopened and
-  the request sent again, once.
+  the request sent again, once; a new connection that is dropped before
+  any answer (a server restarting) hands the request to keystoneauth.
 """
 
 import http.client
@@ -152,6 +153,13 @@ class DirectConnections(object):
             conn = self._connect(timeout)
             try:
                 response = self._exchange(conn, method, path, headers, body)
+            except _STALE as exc:
+                # NOTE: a new connection dropped before any answer: the
+                # server is going away (a restart). keystoneauth sends it
+                # again with its connect retries, as for a refused one.
+                conn.close()
+                raise Unsuitable('connection lost before an answer: %s'
+                                 % exc)
             except BaseException:
                 conn.close()
                 raise

@@ -11,6 +11,7 @@ build it.
 import json
 import shutil
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -161,6 +162,62 @@ def test_a_restarted_server_is_reached_again(client, fake, port):
         running.stop()
     assert len(fake.seen) == 2
     assert fake.seen[0]['port'] != fake.seen[1]['port']
+
+
+class _Resetter(object):
+    """A server going away: resets its first connections, then answers."""
+
+    def __init__(self, port, resets):
+        self.resets = resets
+        self.accepted = 0
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(('127.0.0.1', port))
+        self.sock.listen(8)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _addr = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            with conn:
+                request = b''
+                while b'\r\n\r\n' not in request:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    request += chunk
+                if self.resets > 0:
+                    self.resets -= 1
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                    struct.pack('ii', 1, 0))
+                    continue
+                conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Type: '
+                             b'application/json\r\nContent-Length: 2\r\n'
+                             b'Connection: close\r\n\r\n{}')
+
+    def stop(self):
+        self.sock.close()
+        self.thread.join(10)
+
+
+def test_a_connection_reset_during_a_restart_is_sent_again(client, fake,
+                                                           port):
+    running = Server(fake, port)
+    assert client.get('/', '1.0').ok
+    running.stop()
+    # NOTE: the kept connection is gone and the new one is reset before
+    # any answer, as when placement restarts: keystoneauth sends it again.
+    resetter = _Resetter(port, resets=1)
+    try:
+        assert client.get('/', '1.0').ok
+    finally:
+        resetter.stop()
+    assert resetter.accepted == 2
 
 
 def test_server_errors_and_timeouts_are_placement_unavailable(client, fake,
