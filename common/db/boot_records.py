@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from common.db import api as db_api
 from common.db import api_tables
 from common.db import cells
+from common.db import instance_records
 from common import exception
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
@@ -161,12 +162,10 @@ def count_build_requests(ctxt, project_id, database=None):
             _BR.c.project_id == project_id)).scalars().all()
     count = cores = ram = 0
     for text in _read(database, fetch, ctxt):
-        flavor = orjson.loads(text).get('flavor')
-        if not isinstance(flavor, dict):
-            flavor = {}
+        sizes = instance_records.flavor_sizes(orjson.loads(text).get('flavor'))
         count += 1
-        cores += int(flavor.get('vcpus') or 0)
-        ram += int(flavor.get('memory_mb') or 0)
+        cores += sizes['vcpus']
+        ram += sizes['memory_mb']
     return count, cores, ram
 
 

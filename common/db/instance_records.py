@@ -101,7 +101,7 @@ def _column_value(name, value):
     return value
 
 
-def _flavor_sizes(flavor):
+def flavor_sizes(flavor):
     """{'vcpus', 'memory_mb'} columns of a Flavor or its primitive (zeros
     for None or anything else that is not a flavor).
     """
@@ -174,7 +174,7 @@ def create_instance(ctxt, database, instance, action=None):
                                 timeutils.utcnow())
         values['updated_at'] = None
         values['deleted'] = 0
-        values.update(_flavor_sizes(instance.flavor))
+        values.update(flavor_sizes(instance.flavor))
         ctx.session.execute(_IN.insert().values(**values))
         if action is not None:
             _insert_action(ctx, ctxt, instance.uuid, action)
@@ -307,7 +307,7 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None,
     def update(ctx):
         columns = {k: _column_value(k, v) for k, v in values.items()}
         if 'flavor' in values:
-            columns.update(_flavor_sizes(values['flavor']))
+            columns.update(flavor_sizes(values['flavor']))
         columns['updated_at'] = timeutils.utcnow()
         query = _IN.update().where(_IN.c.uuid == uuid, _IN.c.deleted == 0)
         expected = None
@@ -374,7 +374,7 @@ def count_instances_by_project(ctxt, database, project_id):
     (count, cores, ram), older = database.reader(fetch)(ctxt)
     count, cores, ram = int(count or 0), int(cores or 0), int(ram or 0)
     for row in older:
-        sizes = _flavor_sizes(
+        sizes = flavor_sizes(
             decode_json(row.flavor, None, 'flavor of %s' % row.uuid))
         count += 1
         cores += sizes['vcpus']

@@ -196,7 +196,8 @@ class Scheduler(object):
                               explanation=record.to_dict())
         with record.timed('host_states'):
             by_root = _roots(alloc_reqs, summaries)
-            self.host_manager.refresh(context, list(by_root))
+            compute_uuids = list(by_root)
+            self.host_manager.refresh(context, compute_uuids)
         # NOTE: see _deciding in __init__; a dry run reserves nothing.
         claiming = bool(instance_uuids) and not dry_run
         num = len(instance_uuids) or spec.num_instances
@@ -211,7 +212,7 @@ class Scheduler(object):
                 if index == 0:
                     with record.timed('host_states'):
                         hosts = self.host_manager.copies(
-                            list(by_root), summaries, snapshot_at)
+                            compute_uuids, summaries, snapshot_at)
                         hosts = self._restrict(hosts, spec, record)
                     record.hosts = len(hosts)
                 with record.timed('filters'):
