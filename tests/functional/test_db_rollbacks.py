@@ -1,0 +1,86 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""A pooled MariaDB connection is rolled back on return only when needed.
+
+The pool used to send a ROLLBACK for every connection it took back, even
+right after the Session's own COMMIT or ROLLBACK. Berth skips that one
+(common/db/api.py) but must still end a transaction left open. The
+connection's own ``Com_rollback`` counter tells what was sent.
+"""
+
+from oslo_config import cfg
+from oslo_db import options as db_options
+from oslo_db.sqlalchemy import enginefacade
+import sqlalchemy as sa
+
+from common.db import api as db_api
+from tests.functional.placement.conftest import database_servers  # noqa
+from tests.functional.placement.conftest import make_database  # noqa
+
+
+@enginefacade.transaction_context_provider
+class _Context(object):
+    pass
+
+
+def _database(url):
+    conf = cfg.ConfigOpts()
+    conf.register_opts(db_options.database_opts, 'database')
+    conf([], project='berth-test')
+    conf.set_override('connection', url, 'database')
+    # NOTE: one pooled connection, so every transaction below is on it.
+    conf.set_override('max_pool_size', 1, 'database')
+    conf.set_override('max_overflow', 0, 'database')
+    database = db_api.Database('rollbacks')
+    database.configure(conf.database)
+    return database
+
+
+def test_only_open_transactions_are_rolled_back(make_database):  # noqa
+    database = _database(make_database('mysql'))
+
+    @database.writer
+    def create(ctxt):
+        ctxt.session.execute(sa.text(
+            'CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)'))
+
+    @database.writer
+    def insert(ctxt, value):
+        ctxt.session.execute(sa.text('INSERT INTO t VALUES (:v, :v)'),
+                             {'v': value})
+
+    @database.reader
+    def rollbacks(ctxt):
+        return int(ctxt.session.execute(sa.text(
+            "SHOW SESSION STATUS LIKE 'Com_rollback'")).one()[1])
+
+    @database.reader
+    def count(ctxt):
+        return ctxt.session.execute(sa.text(
+            'SELECT COUNT(*) FROM t')).scalar()
+
+    create(_Context())
+    before = rollbacks(_Context())
+    for value in range(5):
+        insert(_Context(), value)
+        assert count(_Context()) == value + 1
+    # NOTE: 5 reads end with their own ROLLBACK (and the reader above
+    # with one more); the 5 commits and the 6 returns to the pool add none.
+    assert rollbacks(_Context()) - before == 6
+
+    # A connection handed back with its transaction open is still ended:
+    # the next transaction must see a row another connection committed.
+    engine = database.engine()
+    raw = engine.raw_connection()
+    cursor = raw.cursor()
+    cursor.execute('SELECT COUNT(*) FROM t')
+    assert cursor.fetchone()[0] == 5
+    cursor.close()
+    raw.close()
+    other = sa.create_engine(database.connection,
+                             poolclass=sa.pool.NullPool)
+    with other.begin() as connection:
+        connection.execute(sa.text('INSERT INTO t VALUES (99, 99)'))
+    other.dispose()
+    assert count(_Context()) == 6
