@@ -45,6 +45,9 @@ RESERVATION_TTL = 60.0
 # A refresh that loads this many host states asks for a garbage collector
 # settle (common/gc_tuning.py).
 SETTLE_AFTER_LOADING = 100
+# A request waits this long for another request's load of the same nodes
+# before it loads them itself.
+LOAD_WAIT_TIMEOUT = 30.0
 
 
 class HostSource(abc.ABC):
@@ -95,6 +98,8 @@ class HostManager(object):
         self._reservations = {}
         self._reserved_on = {}
         self._tokens = itertools.count()
+        # uuid -> Event set when the request loading that node is done.
+        self._loading = {}
 
     def now(self):
         """This manager's clock (monotonic seconds)."""
@@ -134,15 +139,51 @@ class HostManager(object):
         """Load the nodes not cached yet and re-check the old entries.
 
         The database work of :meth:`get_host_states`, for callers that do
-        it before taking a lock around :meth:`copies`.
+        it before taking a lock around :meth:`copies`. Nodes that another
+        request is loading right now are waited for, not loaded twice:
+        when the cache is cold or expires, every concurrent request needs
+        the same thousand nodes, and each loading them on its own turned
+        one load into a dozen (most of a worker's CPU at the start of a
+        burst).
         """
         now = self._clock()
         with self._lock:
             stale = [u for u in compute_uuids
                      if u not in self._states or
                      now - self._loaded_at.get(u, 0) > self.max_age]
-        if stale:
-            self._refresh(context, stale, now)
+            if not stale:
+                return
+            mine, theirs = [], set()
+            done = threading.Event()
+            for uuid in stale:
+                other = self._loading.get(uuid)
+                if other is None:
+                    self._loading[uuid] = done
+                    mine.append(uuid)
+                else:
+                    theirs.add(other)
+        try:
+            if mine:
+                self._refresh(context, mine, now)
+        finally:
+            with self._lock:
+                for uuid in mine:
+                    if self._loading.get(uuid) is done:
+                        del self._loading[uuid]
+            done.set()
+        for other in theirs:
+            if not other.wait(LOAD_WAIT_TIMEOUT):
+                LOG.warning('Gave up waiting %.0fs for another request to '
+                            'load host states', LOAD_WAIT_TIMEOUT)
+        # NOTE: a node whose load failed in the other request (or timed
+        # out) is still missing or stale: load what is left here.
+        if theirs:
+            with self._lock:
+                left = [u for u in stale
+                        if u not in self._states or
+                        now - self._loaded_at.get(u, 0) > self.max_age]
+            if left:
+                self._refresh(context, left, now)
 
     def copies(self, compute_uuids, summaries=None, snapshot_at=None):
         """This request's copies of the cached states; no database work.

@@ -5,6 +5,7 @@
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -332,3 +333,76 @@ def test_without_own_hosts_a_worker_picks_from_the_fullest_share():
     assert [w.obj.uuid for w in picked] == ['c', 'd', 'e']
     mine = scheduling._prefer_own_share(pool + [Weighed('f')], (0, owner))
     assert [w.obj.uuid for w in mine] == ['f']
+
+
+class _SlowSource(Source):
+    """Counts loads; the first one waits until released."""
+
+    def __init__(self, states, fail_first=False):
+        super().__init__(states)
+        self.loads = []
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.fail_first = fail_first
+
+    def get_host_states(self, context, uuids):
+        self.loads.append(sorted(uuids))
+        if len(self.loads) == 1:
+            self.entered.set()
+            assert self.release.wait(5)
+            if self.fail_first:
+                raise RuntimeError('database went away')
+        return super().get_host_states(context, uuids)
+
+
+def _refresh_in_threads(manager, uuid_lists):
+    errors = []
+
+    def run(uuids):
+        try:
+            manager.refresh(None, uuids)
+        except Exception as exc:
+            errors.append(exc)
+
+    first = threading.Thread(target=run, args=(uuid_lists[0],))
+    first.start()
+    assert manager.source.entered.wait(5)
+    others = [threading.Thread(target=run, args=(u,))
+              for u in uuid_lists[1:]]
+    for thread in others:
+        thread.start()
+    # NOTE: give the others time to reach the first load and wait on it.
+    time.sleep(0.2)
+    manager.source.release.set()
+    for thread in [first] + others:
+        thread.join(5)
+    return errors
+
+
+def test_concurrent_requests_load_a_cold_cache_once():
+    hosts = [fakes.host('h%d' % i) for i in range(4)]
+    manager = host_manager.HostManager(_SlowSource(hosts))
+    everything = [h.uuid for h in hosts]
+    errors = _refresh_in_threads(manager, [everything] * 4)
+    assert errors == []
+    assert manager.source.loads == [sorted(everything)]
+    assert len(manager.copies(everything)) == 4
+
+
+def test_a_request_loads_only_the_nodes_nobody_else_is_loading():
+    hosts = [fakes.host('h%d' % i) for i in range(4)]
+    manager = host_manager.HostManager(_SlowSource(hosts))
+    uuids = [h.uuid for h in hosts]
+    errors = _refresh_in_threads(manager, [uuids[:2], uuids])
+    assert errors == []
+    assert manager.source.loads == [sorted(uuids[:2]), sorted(uuids[2:])]
+
+
+def test_a_failed_load_is_retried_by_the_requests_that_waited():
+    hosts = [fakes.host('h%d' % i) for i in range(2)]
+    manager = host_manager.HostManager(_SlowSource(hosts, fail_first=True))
+    uuids = [h.uuid for h in hosts]
+    errors = _refresh_in_threads(manager, [uuids, uuids])
+    assert [str(e) for e in errors] == ['database went away']
+    assert manager.source.loads == [sorted(uuids), sorted(uuids)]
+    assert len(manager.copies(uuids)) == 2
