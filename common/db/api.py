@@ -28,7 +28,6 @@ import sys
 import threading
 
 from oslo_db.sqlalchemy import enginefacade
-from oslo_db.sqlalchemy import engines as oslo_engines
 import sqlalchemy as sa
 from sqlalchemy import event
 
@@ -86,13 +85,6 @@ def _keep_sqlite_connections(engine):
         max_overflow=_SQLITE_POOL_OVERFLOW, timeout=60,
         _dispatch=old.dispatch, dialect=old._dialect)
     old.dispose()
-    # NOTE: oslo.db also sleeps(0) at every check-in so that eventlet can
-    # switch greenthreads. With native threads it only gives the CPU away
-    # while the process-wide SQLite write lock is still held, which on a
-    # loaded host costs milliseconds per write. Eventlet mode keeps it.
-    if not _eventlet_patched() and event.contains(
-            engine, 'checkin', oslo_engines._thread_yield):
-        event.remove(engine, 'checkin', oslo_engines._thread_yield)
 
 
 def _drop_oslo_sqlite_begin(engine):
@@ -208,6 +200,10 @@ class Database(object):
                 connection_recycle_time=conf_group.connection_recycle_time,
                 sqlite_synchronous=conf_group.sqlite_synchronous,
                 mysql_sql_mode=conf_group.mysql_sql_mode,
+                # NOTE: oslo.db's sleep(0) at every check-in lets eventlet
+                # switch greenthreads; native threads it only makes give
+                # the GIL away once more per transaction.
+                thread_checkin=_eventlet_patched(),
             )
             self.context_manager.configure(**options)
             self.connection = url

@@ -1,7 +1,8 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""A pooled MariaDB connection is rolled back on return only when needed.
+"""Returning a pooled MariaDB connection: a rollback only when needed,
+and no yield.
 
 The pool used to send a ROLLBACK for every connection it took back, even
 right after the Session's own COMMIT or ROLLBACK. Berth skips that one
@@ -12,7 +13,9 @@ connection's own ``Com_rollback`` counter tells what was sent.
 from oslo_config import cfg
 from oslo_db import options as db_options
 from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import engines as oslo_engines
 import sqlalchemy as sa
+from sqlalchemy import event
 
 from common.db import api as db_api
 from tests.functional.placement.conftest import database_servers  # noqa
@@ -84,3 +87,12 @@ def test_only_open_transactions_are_rolled_back(make_database):  # noqa
         connection.execute(sa.text('INSERT INTO t VALUES (99, 99)'))
     other.dispose()
     assert count(_Context()) == 6
+
+
+def test_no_sleep_at_check_in(make_database):  # noqa
+    """oslo.db's sleep(0) at check-in is for eventlet only: with native
+    threads it hands the GIL away once more per transaction.
+    """
+    database = _database(make_database('mysql'))
+    assert not event.contains(database.engine(), 'checkin',
+                              oslo_engines._thread_yield)
