@@ -135,15 +135,19 @@ class BuildTask(object):
         except Exception as exc:
             return self._fail(str(exc), traceback.format_exc(),
                               spawned=True)
+        active = {'vm_state': instance_obj.ACTIVE,
+                  'power_state': instance_obj.RUNNING, 'task_state': None,
+                  'launched_at': utils.utcnow_iso()}
         try:
-            final = self._update({
-                'vm_state': instance_obj.ACTIVE,
-                'power_state': instance_obj.RUNNING, 'task_state': None,
-                'launched_at': utils.utcnow_iso()}, instance_obj.SPAWNING,
-                event=('finish', 'Success'))
+            self._update(active, instance_obj.SPAWNING,
+                         event=('finish', 'Success'), brief=True)
         except Exception as exc:
             return self._abandon(exc, spawned=True)
-        self.tracker.finish_build(final)
+        # NOTE: the guarded update changed exactly these fields; reading
+        # the row back would only cost the conductor two more queries.
+        self.tracker.finish_build(dict(
+            self.instance, host=self.host, node=self.nodename,
+            numa_topology=numa, **active))
         self.agent.notify_schedulers(self.ctxt, self.host, self.nodename)
         LOG.info('Instance %s is ACTIVE on %s', self.uuid, self.host)
 

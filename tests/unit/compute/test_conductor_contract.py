@@ -143,8 +143,8 @@ def test_build_records_its_action_event(wired, placement):
     assert separate == ({'action_event_start', 'action_event_finish'}
                         if old else set())
     assert records.calls.count('instance_update') == 2
-    # 1.5: the SPAWNING update is not read back; the final one is.
-    assert getattr(records, 'brief_updates', 0) == (0 if old else 1)
+    # 1.5: neither update is read back.
+    assert getattr(records, 'brief_updates', 0) == (0 if old else 2)
 
 
 @pytest.mark.parametrize('wired', [OldConductor], indirect=True)
