@@ -109,6 +109,21 @@ limit.
 Threads one agent uses to update its nodes in a periodic resource update:
 an agent simulating many hosts updates that many at once.
 """),
+    cfg.FloatOpt('record_save_delay', default=0.2, min=0.0, help="""
+Seconds an agent collects the compute node records that builds and deletes
+changed before it saves them, all in one conductor call.
+
+Every build changes its node's usage. Saving each change at once costs a
+conductor call and a database transaction per build; an agent simulating
+many hosts, or one host taking a burst, saves a batch instead. The records
+(what ``os-hypervisors`` shows) lag by this much; scheduling does not read
+usage from them.
+
+Possible values:
+
+* 0: save each change at once, in its own call.
+* A positive number of seconds.
+"""),
 ]
 
 

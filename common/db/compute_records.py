@@ -111,6 +111,58 @@ def _service_id(ctx, host):
 
 # --- compute nodes -----------------------------------------------------------
 
+def _save_node(ctx, host, nodename, columns):
+    """Update or create one live node in the open transaction.
+
+    :param columns: from :func:`_encode`.
+    :returns: (id, uuid).
+    """
+    # NOTE: plain reads first and writes by primary key only: on MariaDB
+    # an UPDATE by a unique key that matches nothing locks the gap, and
+    # the INSERTs of other hosts saving at the same moment then deadlock
+    # with it.
+    changes = {k: v for k, v in columns.items() if k not in _PROTECTED}
+    now = timeutils.utcnow()
+    row = ctx.session.execute(
+        sa.select(_CN.c.id, _CN.c.uuid).where(
+            _live_node(host, nodename))).first()
+    if row is not None:
+        ctx.session.execute(_CN.update().where(_CN.c.id == row.id).values(
+            updated_at=now, **changes))
+        return row.id, row.uuid
+    node_uuid = columns.get('uuid') or str(uuid_lib.uuid4())
+    old = ctx.session.execute(sa.select(_CN.c.id, _CN.c.deleted).where(
+        _CN.c.uuid == node_uuid)).first()
+    if old is not None and old.deleted:
+        LOG.info('Compute node %s (%s, %s) was deleted; restoring it',
+                 node_uuid, host, nodename)
+        ctx.session.execute(_CN.update().where(_CN.c.id == old.id).values(
+            host=host, hypervisor_hostname=nodename, deleted=0,
+            deleted_at=None, updated_at=now, **changes))
+        return old.id, node_uuid
+    insert = dict(_REQUIRED_DEFAULTS)
+    insert.update(changes)
+    insert.setdefault('service_id', _service_id(ctx, host))
+    return ctx.session.execute(_CN.insert().values(
+        uuid=node_uuid, host=host, hypervisor_hostname=nodename,
+        mapped=0, created_at=now, updated_at=now, deleted=0,
+        **insert)).inserted_primary_key[0], node_uuid
+
+
+def _save_nodes(ctxt, database, nodes):
+    """[(id, uuid)] of ``nodes`` [(host, nodename, columns)], one
+    transaction.
+    """
+    def save(ctx):
+        return [_save_node(ctx, *node) for node in nodes]
+    try:
+        return _write(database, save, ctxt)
+    except db_exc.DBDuplicateEntry:
+        # NOTE: another worker created the same node a moment ago; its row
+        # is now the live one and this save becomes an update of it.
+        return _write(database, save, ctxt)
+
+
 def save_compute_node(ctxt, database, host, nodename, values, brief=False):
     """Create or update the live compute node (host, nodename).
 
@@ -126,54 +178,36 @@ def save_compute_node(ctxt, database, host, nodename, values, brief=False):
     :returns: the saved record dict.
     :raises ValueError: a key that is not a compute_nodes column.
     """
-    columns = _encode(values)
-    wanted_uuid = columns.get('uuid')
-    changes = {k: v for k, v in columns.items() if k not in _PROTECTED}
-
-    def save(ctx):
-        # NOTE: plain reads first and writes by primary key only: on
-        # MariaDB an UPDATE by a unique key that matches nothing locks the
-        # gap, and the INSERTs of other hosts saving at the same moment
-        # then deadlock with it.
-        now = timeutils.utcnow()
-        row = ctx.session.execute(
-            sa.select(_CN.c.id, _CN.c.uuid).where(
-                _live_node(host, nodename))).first()
-        if row is not None:
-            ctx.session.execute(_CN.update().where(_CN.c.id == row.id).values(
-                updated_at=now, **changes))
-            return row.id, row.uuid
-        node_uuid = wanted_uuid or str(uuid_lib.uuid4())
-        old = ctx.session.execute(sa.select(_CN.c.id, _CN.c.deleted).where(
-            _CN.c.uuid == node_uuid)).first()
-        if old is not None and old.deleted:
-            LOG.info('Compute node %s (%s, %s) was deleted; restoring it',
-                     node_uuid, host, nodename)
-            ctx.session.execute(_CN.update().where(_CN.c.id == old.id).values(
-                host=host, hypervisor_hostname=nodename, deleted=0,
-                deleted_at=None, updated_at=now, **changes))
-            return old.id, node_uuid
-        insert = dict(_REQUIRED_DEFAULTS)
-        insert.update(changes)
-        insert.setdefault('service_id', _service_id(ctx, host))
-        return ctx.session.execute(_CN.insert().values(
-            uuid=node_uuid, host=host, hypervisor_hostname=nodename,
-            mapped=0, created_at=now, updated_at=now, deleted=0,
-            **insert)).inserted_primary_key[0], node_uuid
-
-    def fetch(ctx, node_id):
-        return _record(ctx.session.execute(
-            sa.select(_CN).where(_CN.c.id == node_id)).first())
-
-    try:
-        node_id, node_uuid = _write(database, save, ctxt)
-    except db_exc.DBDuplicateEntry:
-        # NOTE: another worker created the same node a moment ago; its row
-        # is now the live one and this save becomes an update of it.
-        node_id, node_uuid = _write(database, save, ctxt)
+    [(node_id, node_uuid)] = _save_nodes(
+        ctxt, database, [(host, nodename, _encode(values))])
     if brief:
         return {'id': node_id, 'uuid': node_uuid}
-    return database.reader(fetch)(ctxt, node_id)
+
+    def fetch(ctx):
+        return _record(ctx.session.execute(
+            sa.select(_CN).where(_CN.c.id == node_id)).first())
+    return database.reader(fetch)(ctxt)
+
+
+def save_compute_nodes(ctxt, database, nodes):
+    """:func:`save_compute_node` (brief) of several nodes, one transaction.
+
+    Nodes are written in (host, nodename) order, so that two callers
+    saving overlapping sets take their row locks in the same order.
+
+    :param nodes: [{'host', 'nodename', 'values'}].
+    :returns: [{'id', 'uuid'}] in the order of ``nodes``.
+    :raises ValueError: a key that is not a compute_nodes column (nothing
+        is saved).
+    """
+    prepared = [(n['host'], n['nodename'], _encode(n['values']))
+                for n in nodes]
+    order = sorted(range(len(prepared)), key=lambda i: prepared[i][:2])
+    saved = _save_nodes(ctxt, database, [prepared[i] for i in order])
+    result = [None] * len(prepared)
+    for index, (node_id, node_uuid) in zip(order, saved):
+        result[index] = {'id': node_id, 'uuid': node_uuid}
+    return result
 
 
 def list_compute_nodes(ctxt, database, host=None, uuids=None):

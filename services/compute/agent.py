@@ -25,6 +25,7 @@ from oslo_messaging import exceptions as messaging_exc
 from common import context as context_mod
 from services.compute import allocations
 from services.compute import delete
+from services.compute import record_saver
 from services.compute import report as report_mod
 from services.compute import resource_tracker
 from services.compute import utils
@@ -87,6 +88,8 @@ class ComputeAgent(object):
             (host, resource_tracker.ResourceTracker(
                 host, driver, conductor, report, self.auditor, conf,
                 scheduler=scheduler)) for host in self.hosts)
+        self.records = record_saver.RecordSaver(
+            self.trackers, conductor, conf.compute.record_save_delay)
         self.instance_locks = utils.KeyedLocks()
         builds = conf.compute.max_concurrent_builds
         # NOTE: per host, as each simulated host stands for a machine.
@@ -162,8 +165,11 @@ class ComputeAgent(object):
                           'will try again', host)
 
     def stop(self):
-        """Stop the update threads (waiting for a running update)."""
+        """Stop the update threads (waiting for a running update) and
+        save the records still pending.
+        """
         self._pool.shutdown(wait=True)
+        self.records.stop()
 
     # ------------------------------------------------------------ updates
 
@@ -281,9 +287,11 @@ class ComputeAgent(object):
     # ---------------------------------------------- helpers for workflows
 
     def save_record(self, ctxt, host, nodename):
-        """Save a node's record after a claim or release; never raises."""
+        """Save a node's record after a claim or release, soon (see
+        :mod:`services.compute.record_saver`); never raises.
+        """
         try:
-            self.trackers[host].save_record(ctxt, nodename)
+            self.records.changed(ctxt, host, nodename)
         except Exception as exc:
             LOG.warning('Could not save the record of node %s: %s (the '
                         'periodic update will)', nodename, exc)

@@ -238,20 +238,35 @@ class ResourceTracker(object):
 
         :returns: True when saved.
         """
+        values = self.record_to_save(nodename, force)
+        if values is None:
+            return False
+        row = self.conductor.compute_node_save(ctxt, self.host, nodename,
+                                               values, brief=True)
+        self.record_saved(nodename, values, row)
+        return True
+
+    def record_to_save(self, nodename, force=False):
+        """The values to save for the node's record, or None when it is
+        unchanged (and not due, see :meth:`save_record`).
+        """
         with self.lock:
             node = self.nodes[nodename]
             if node.resources is None:
-                return False
+                return None
             values = self._values(node)
             if node.uuid:
                 values['uuid'] = node.uuid
             refresh = self.conf.compute.resource_provider_association_refresh
             due = not refresh or self.clock() - node.saved_at >= refresh
             if values == node.record and not (force or due):
-                return False
-        row = self.conductor.compute_node_save(ctxt, self.host, nodename,
-                                               values, brief=True)
+                return None
+            return values
+
+    def record_saved(self, nodename, values, row):
+        """Note that ``values`` were saved as ``row`` ({'id', 'uuid'})."""
         with self.lock:
+            node = self.nodes[nodename]
             if node.uuid != row['uuid']:
                 LOG.info('Compute node record of %s on %s is %s', nodename,
                          self.host, row['uuid'])
@@ -265,7 +280,6 @@ class ResourceTracker(object):
                   values['memory_mb_used'], values['local_gb'],
                   values['local_gb_used'], values['vcpus'],
                   values['vcpus_used'])
-        return True
 
     def desired_tree(self, node):
         """The provider tree ``node`` should have in placement."""

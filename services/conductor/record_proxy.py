@@ -29,7 +29,7 @@ LOG = logging.getLogger(__name__)
 
 # NOTE: keep in step with ConductorManager.target (one RPC API) and the
 # version history of ConductorAPI.
-RPC_API_VERSION = '1.5'
+RPC_API_VERSION = '1.6'
 
 
 class RecordProxy(object):
@@ -91,6 +91,11 @@ class RecordProxy(object):
         """
         return compute_records.save_compute_node(
             ctxt, self.cells.local(), host, nodename, values, brief=brief)
+
+    def compute_nodes_save(self, ctxt, nodes):
+        """(1.6) Save several nodes' records at once; [{'id', 'uuid'}]."""
+        return compute_records.save_compute_nodes(ctxt, self.cells.local(),
+                                                  nodes)
 
     def compute_nodes_get_by_host(self, ctxt, host):
         """The live compute node records of ``host``."""

@@ -65,6 +65,8 @@ class ConductorAPI(object):
       id and uuid instead of the whole saved record.
     * 1.5 - instance_update: optional brief, answering None instead of
       the updated instance.
+    * 1.6 - compute_nodes_save: several nodes' records in one call and
+      one transaction (the agents' saves after claims, batched).
     """
 
     def __init__(self):
@@ -180,6 +182,21 @@ class ConductorAPI(object):
         cctxt = self._records(version='1.0')
         return cctxt.call(ctxt, 'compute_node_save', host=host,
                           nodename=nodename, values=values)
+
+    def compute_nodes_save(self, ctxt, nodes):
+        """Create or update several compute nodes, as compute_node_save
+        with ``brief``.
+
+        :param nodes: [{'host', 'nodename', 'values'}].
+        :returns: [{'id', 'uuid'}] in the order of ``nodes``. A conductor
+            capped below 1.6 gets one compute_node_save per node.
+        """
+        if self.client.can_send_version('1.6'):
+            cctxt = self._records(version='1.6')
+            return cctxt.call(ctxt, 'compute_nodes_save', nodes=nodes)
+        return [self.compute_node_save(ctxt, n['host'], n['nodename'],
+                                       n['values'], brief=True)
+                for n in nodes]
 
     def compute_nodes_get_by_host(self, ctxt, host):
         """The live compute node record dicts of ``host``."""

@@ -43,7 +43,10 @@ def conf():
     """The global CONF with overrides that are cleared afterwards."""
     overrides = ConfOverrides(common_conf.CONF)
     overrides.config(host='cn', update_resources_interval=-1)
-    overrides.config(group='compute', orphan_allocation_grace_period=0)
+    # NOTE: records saved at once: tests read them right after a build
+    # (test_record_saver.py covers the batched saves).
+    overrides.config(group='compute', orphan_allocation_grace_period=0,
+                     record_save_delay=0)
     overrides.config(group='fake_driver', vcpus=8, memory_mb=8192,
                      disk_gb=100)
     yield overrides

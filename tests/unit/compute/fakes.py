@@ -105,6 +105,9 @@ class FakeConductor(object):
     # --- compute nodes
     def compute_node_save(self, ctxt, host, nodename, values, brief=False):
         self._log('compute_node_save')
+        return self._save_node(host, nodename, values, brief)
+
+    def _save_node(self, host, nodename, values, brief):
         with self.lock:
             self.brief_saves = getattr(self, 'brief_saves', 0) + bool(brief)
             row = self.nodes.get((host, nodename))
@@ -119,6 +122,13 @@ class FakeConductor(object):
             if brief:
                 return {'id': row['id'], 'uuid': row['uuid']}
             return dict(row)
+
+    def compute_nodes_save(self, ctxt, nodes):
+        self._log('compute_nodes_save')
+        self.batches = getattr(self, 'batches', []) + [
+            [(n['host'], n['nodename']) for n in nodes]]
+        return [self._save_node(n['host'], n['nodename'], n['values'], True)
+                for n in nodes]
 
     def compute_nodes_get_by_host(self, ctxt, host):
         self._log('compute_nodes_get_by_host')

@@ -156,6 +156,30 @@ def test_compute_node_records(served):
     assert api.compute_nodes_get_by_host(ctxt, 'h9') == []
 
 
+def test_several_compute_node_records_in_one_call(served):
+    """1.6, and one brief save per node for a conductor capped below."""
+    world, api = served
+    ctxt = fx.ctxt()
+    first = api.compute_node_save(ctxt, 'h7', 'n7', {
+        'vcpus': 8, 'memory_mb': 8192, 'local_gb': 80}, brief=True)
+    saved = api.compute_nodes_save(ctxt, [
+        {'host': 'h8', 'nodename': 'n8', 'values': {
+            'vcpus': 4, 'memory_mb': 4096, 'local_gb': 40}},
+        {'host': 'h7', 'nodename': 'n7', 'values': {'vcpus_used': 5}}])
+    assert saved[1] == first and saved[0]['uuid'] != first['uuid']
+    assert api.compute_nodes_get_by_host(ctxt, 'h7')[0]['vcpus_used'] == 5
+    CONF.set_override('conductor', '1.5', group='upgrade_levels')
+    try:
+        capped = rpcapi.ConductorAPI()
+        again = capped.compute_nodes_save(ctxt, [
+            {'host': 'h7', 'nodename': 'n7', 'values': {'vcpus_used': 6}},
+            {'host': 'h8', 'nodename': 'n8', 'values': {'vcpus_used': 1}}])
+    finally:
+        CONF.clear_override('conductor', group='upgrade_levels')
+    assert again == [saved[1], saved[0]]
+    assert api.compute_nodes_get_by_host(ctxt, 'h8')[0]['vcpus_used'] == 1
+
+
 def test_instance_records(served):
     world, api = served
     ctxt = fx.ctxt()

@@ -42,6 +42,32 @@ def test_save_creates_then_updates_in_place(cell):
         _save(cell, no_such_column=1)
 
 
+def test_several_nodes_saved_at_once(cell):
+    ctxt = fx.ctxt()
+    known = _save(cell, host='h2', node='n2')
+    saved = records.save_compute_nodes(ctxt, cell, [
+        {'host': 'h3', 'nodename': 'n3', 'values': dict(
+            vcpus=2, memory_mb=2048, local_gb=20)},
+        {'host': 'h2', 'nodename': 'n2', 'values': {'vcpus_used': 3}},
+        {'host': 'h1', 'nodename': 'n1', 'values': dict(
+            vcpus=1, memory_mb=1024, local_gb=10,
+            stats={'num_instances': 1})}])
+    # NOTE: answers in the order asked, though written in host order.
+    assert saved[1] == {'id': known['id'], 'uuid': known['uuid']}
+    by_host = {n['host']: n for n in records.list_compute_nodes(ctxt, cell)}
+    assert [saved[0]['uuid'], saved[2]['uuid']] == [
+        by_host['h3']['uuid'], by_host['h1']['uuid']]
+    assert by_host['h2']['vcpus_used'] == 3
+    assert by_host['h1']['stats'] == {'num_instances': 1}
+    # A bad node saves none of the batch.
+    with pytest.raises(ValueError):
+        records.save_compute_nodes(ctxt, cell, [
+            {'host': 'h2', 'nodename': 'n2', 'values': {'vcpus_used': 9}},
+            {'host': 'h1', 'nodename': 'n1', 'values': {'bogus': 1}}])
+    assert records.list_compute_nodes(ctxt, cell, host='h2')[0][
+        'vcpus_used'] == 3
+
+
 def test_lookups_and_soft_delete(cell):
     first = _save(cell, 'h1', 'n1')
     _save(cell, 'h1', 'n2')
