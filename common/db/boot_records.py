@@ -140,6 +140,28 @@ def get_build_requests(ctxt, uuids, database=None):
             for row in _read(database, fetch, ctxt)}
 
 
+def after_scheduling(ctxt, uuids, hosts, zones_in, database=None):
+    """What the conductor reads once the scheduler chose, in one
+    transaction.
+
+    :param zones_in: ``fn(ctx, hosts)`` -> host -> zone names, run in
+        the same transaction (the conductor's
+        :func:`services.conductor.host_zones.zones_in`).
+    :returns: (uuids among ``uuids`` whose build request still exists,
+        host -> cell uuid of the mapped ``hosts``, ``zones_in``'s answer).
+    """
+    hosts = sorted(set(h for h in hosts if h))
+
+    def fetch(ctx):
+        still = set()
+        for chunk in _chunks(uuids):
+            still.update(ctx.session.execute(
+                sa.select(_BR.c.instance_uuid).where(
+                    _BR.c.instance_uuid.in_(chunk))).scalars())
+        return still, _host_cells(ctx, hosts), zones_in(ctx, hosts)
+    return _read(database, fetch, ctxt)
+
+
 def list_build_requests(ctxt, project_id=None, database=None):
     """The instances of every build request (of one project), oldest first.
     """
@@ -192,10 +214,17 @@ def finish_build_request(ctxt, uuid, cell_uuid, database=None):
             _BR.c.instance_uuid == uuid)).rowcount
         if not deleted:
             return False
-        ctx.session.execute(_IM.update().where(
-            _IM.c.instance_uuid == uuid).values(
-                cell_id=_cell_id(ctx, cell_uuid),
-                updated_at=timeutils.utcnow()))
+        # NOTE: the cell's id found by the UPDATE itself, one round trip
+        # less per build; an unknown cell updates nothing and is told
+        # apart from a missing mapping only then.
+        mapped = ctx.session.execute(_IM.update().where(
+            _IM.c.instance_uuid == uuid,
+            sa.exists().where(_CM.c.uuid == cell_uuid)).values(
+                cell_id=sa.select(_CM.c.id).where(
+                    _CM.c.uuid == cell_uuid).scalar_subquery(),
+                updated_at=timeutils.utcnow())).rowcount
+        if not mapped:
+            _cell_id(ctx, cell_uuid)
         return True
     return _write(database, finish, ctxt)
 
@@ -365,17 +394,20 @@ def get_host_mapping(ctxt, host, database=None):
     return _read(database, fetch, ctxt)
 
 
-def get_host_mappings(ctxt, hosts, database=None):
-    """host -> cell uuid, for the mapped ones among ``hosts``."""
-    def fetch(ctx):
-        rows = []
-        for chunk in _chunks(hosts):
-            rows.extend(ctx.session.execute(
+def _host_cells(ctx, hosts):
+    found = {}
+    for chunk in _chunks(hosts):
+        for host, cell_uuid in ctx.session.execute(
                 sa.select(_HM.c.host, _CM.c.uuid).select_from(
                     _HM.join(_CM, _HM.c.cell_id == _CM.c.id)).where(
-                    _HM.c.host.in_(chunk))))
-        return rows
-    return {row.host: row.uuid for row in _read(database, fetch, ctxt)}
+                    _HM.c.host.in_(chunk))):
+            found[host] = cell_uuid
+    return found
+
+
+def get_host_mappings(ctxt, hosts, database=None):
+    """host -> cell uuid, for the mapped ones among ``hosts``."""
+    return _read(database, _host_cells, ctxt, list(hosts))
 
 
 def list_host_mappings(ctxt, cell_uuid=None, database=None):

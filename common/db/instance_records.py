@@ -148,6 +148,18 @@ def _latest_faults(ctx, uuids):
     return result
 
 
+class _WrittenRow(object):
+    """A row as :func:`_instance` reads it, from the values inserted."""
+
+    _COLUMNS = tuple(c.name for c in _IN.columns)
+
+    def __init__(self, values):
+        self._mapping = dict.fromkeys(self._COLUMNS)
+        self._mapping.update(values)
+        self.uuid = values['uuid']
+        self.deleted = values['deleted']
+
+
 def _select_row(ctx, uuid, read_deleted=False):
     query = sa.select(_IN).where(_IN.c.uuid == uuid)
     if not read_deleted:
@@ -178,7 +190,9 @@ def create_instance(ctxt, database, instance, action=None):
         ctx.session.execute(_IN.insert().values(**values))
         if action is not None:
             _insert_action(ctx, ctxt, instance.uuid, action)
-        return _instance(_select_row(ctx, instance.uuid))
+        # NOTE: the row is what was just written; reading it back would
+        # cost a round trip per build.
+        return _instance(_WrittenRow(values))
     created = _write(database, create, ctxt)
     created.cell_uuid = instance.cell_uuid
     return created

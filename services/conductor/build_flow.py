@@ -91,14 +91,11 @@ def schedule_and_build_instances(conductor, ctxt, spec, instance_uuids):
         # may stay allocated for servers that will never build.
         _bury(conductor, ctxt, instances, exc, free_allocations=True)
         return {}
-    hosts = {per[0].service_host for per in selections}
-    host_cells = boot_records.get_host_mappings(ctxt, hosts,
-                                                database=cell_access.api)
-    zones = host_zones.zones_for_hosts(ctxt, cell_access.api, hosts)
-    # NOTE: one read for all: which build requests did users delete while
-    # the scheduler worked?
-    still = boot_records.get_build_requests(ctxt, uuids,
-                                            database=cell_access.api)
+    # NOTE: one read for all: the chosen hosts' cells and zones, and which
+    # build requests users deleted while the scheduler worked.
+    still, host_cells, zones = boot_records.after_scheduling(
+        ctxt, uuids, [per[0].service_host for per in selections],
+        host_zones.zones_in, database=cell_access.api)
     cast = {}
     for instance, host_list in zip(instances, selections):
         try:

@@ -35,9 +35,10 @@ def _zones(ctx, hosts):
     return found
 
 
-def zones_for_hosts(ctxt, api_database, hosts):
-    """host -> its availability zone name, for every host in ``hosts``."""
-    hosts = sorted(set(h for h in hosts if h))
-    found = api_database.reader(_zones)(ctxt, hosts) if hosts else {}
+def zones_in(ctx, hosts):
+    """host -> its availability zone name, for every host in ``hosts``,
+    in the api database transaction ``ctx`` has open.
+    """
+    found = _zones(ctx, hosts) if hosts else {}
     return {host: ','.join(sorted(found[host])) if host in found
             else CONF.default_availability_zone for host in hosts}

@@ -105,6 +105,39 @@ def test_finish_maps_and_deletes_once(api):
         ctxt, inst.uuid, database=api)['cell_uuid'] == fx.CELL1_UUID
 
 
+def test_finish_into_an_unknown_cell_changes_nothing(api):
+    inst, = _boot(api)
+    ctxt = fx.ctxt()
+    with pytest.raises(cells.CellMappingNotFound):
+        boot_records.finish_build_request(
+            ctxt, inst.uuid, '00000000-0000-4000-8000-00000000dead',
+            database=api)
+    assert boot_records.get_instance_mapping(
+        ctxt, inst.uuid, database=api)['cell_uuid'] is None
+    assert boot_records.get_build_request(ctxt, inst.uuid,
+                                          database=api) is not None
+
+
+def test_after_scheduling_reads_everything_at_once(api):
+    mine = _boot(api, 2)
+    ctxt = fx.ctxt()
+    boot_records.create_host_mapping(ctxt, 'h1', fx.CELL1_UUID, database=api)
+    boot_records.delete_build_request(ctxt, mine[1].uuid, database=api)
+    seen = []
+
+    def zones_in(ctx, hosts):
+        seen.append((ctx.session is not None, hosts))
+        return dict.fromkeys(hosts, 'az')
+
+    still, host_cells, zones = boot_records.after_scheduling(
+        ctxt, [i.uuid for i in mine], ['h1', 'h2', None, 'h1'], zones_in,
+        database=api)
+    assert still == {mine[0].uuid}
+    assert host_cells == {'h1': fx.CELL1_UUID}
+    assert zones == {'h1': 'az', 'h2': 'az'}
+    assert seen == [(True, ['h1', 'h2'])]
+
+
 def test_request_spec_save_and_missing(api):
     inst, = _boot(api)
     ctxt = fx.ctxt()

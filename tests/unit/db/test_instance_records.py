@@ -39,6 +39,9 @@ def test_create_and_get_round_trip(cell):
     assert got.numa_topology == {'cells': []}
     assert got.metadata == {'k': 'v'} and got.pci_requests[0]['count'] == 1
     assert got.vm_state == instance_obj.BUILDING and not got.deleted
+    # What create answers (without reading the row back) is the row.
+    got.cell_uuid = created.cell_uuid
+    assert created.to_primitive() == got.to_primitive()
     with pytest.raises(exception.InstanceNotFound):
         records.get_instance(fx.ctxt(), cell, 'nope')
 
