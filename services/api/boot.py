@@ -72,6 +72,9 @@ class BootRequest(object):
     max_count: int = 1
     numa_topology: dict = None
     pci_requests: list = dataclasses.field(default_factory=list)
+    # NOTE: the project's quota limits as validation read them; the
+    # check and the recheck use them rather than reading them twice more.
+    limits: dict = None
 
 
 def parse_zone(value):
@@ -287,7 +290,8 @@ def create(ctxt, conf, boot):
     try:
         count = quota.allowed_count(ctxt, conf, ctxt.project_id,
                                     flavor_records.to_object(boot.flavor),
-                                    boot.min_count, boot.max_count)
+                                    boot.min_count, boot.max_count,
+                                    project_limits=boot.limits)
     except quota.QuotaExceeded as exc:
         raise errors.Forbidden(str(exc))
     items, reservation = build_records(ctxt, boot, count)
@@ -301,7 +305,8 @@ def create(ctxt, conf, boot):
             group_records.remove_members(ctxt, [i.uuid for i, _s in items])
         raise
     try:
-        quota.recheck(ctxt, conf, ctxt.project_id)
+        quota.recheck(ctxt, conf, ctxt.project_id,
+                      project_limits=boot.limits)
     except quota.QuotaExceeded as exc:
         _undo(ctxt, items, boot.group)
         raise errors.Forbidden(str(exc))

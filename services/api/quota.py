@@ -82,15 +82,19 @@ def _room(limit, used, per_instance):
     return max(0, (limit - used) // per_instance)
 
 
-def allowed_count(ctxt, conf, project_id, flavor, min_count, max_count):
+def allowed_count(ctxt, conf, project_id, flavor, min_count, max_count,
+                  project_limits=None):
     """How many of ``max_count`` instances of ``flavor`` the quota allows.
 
+    :param project_limits: the project's :func:`limits`, when the caller
+        read them already.
     :returns: a number between ``min_count`` and ``max_count``.
     :raises QuotaExceeded: not even ``min_count`` fit.
     """
     if conf.quota.driver == 'noop':
         return max_count
-    project_limits = limits(ctxt, conf, project_id)
+    if project_limits is None:
+        project_limits = limits(ctxt, conf, project_id)
     if all(project_limits[name] < 0 for name in COUNTED):
         # NOTE: nothing to count against; counting scans every cell.
         return max_count
@@ -111,16 +115,19 @@ def allowed_count(ctxt, conf, project_id, flavor, min_count, max_count):
     return allowed
 
 
-def recheck(ctxt, conf, project_id):
+def recheck(ctxt, conf, project_id, project_limits=None):
     """Raise QuotaExceeded if the project is now over a counted limit.
 
     Called after a boot's records are written, so that of two boots that
     both passed :func:`allowed_count` the one that went over undoes
-    itself.
+    itself. The usage is counted again; the limits may be the ones the
+    check used (``project_limits``): the recheck guards against other
+    boots, not against an administrator's change of a limit.
     """
     if conf.quota.driver == 'noop':
         return
-    project_limits = limits(ctxt, conf, project_id)
+    if project_limits is None:
+        project_limits = limits(ctxt, conf, project_id)
     if all(project_limits[name] < 0 for name in COUNTED):
         return
     used = usage(ctxt, project_id, groups=False)

@@ -179,8 +179,8 @@ def _boot_request(req, body):
                                   ctx.is_admin)
     image = boot.image_for_boot(ctx, conf, data.get('imageRef'), flavor)
     metadata = data.get('metadata') or {}
-    meta_limit = quota.limits(ctx, conf, ctx.project_id)[
-        'metadata_items']
+    limits = quota.limits(ctx, conf, ctx.project_id)
+    meta_limit = limits['metadata_items']
     if 0 <= meta_limit < len(metadata):
         raise errors.Forbidden('Quota exceeded for metadata_items: at most '
                                '%d metadata items.' % meta_limit)
@@ -191,7 +191,7 @@ def _boot_request(req, body):
                                   min_count),
         min_count=min_count, max_count=max_count,
         numa_topology=boot.numa_for_boot(flavor, image),
-        pci_requests=boot.pci_for_boot(conf, flavor))
+        pci_requests=boot.pci_for_boot(conf, flavor), limits=limits)
 
 
 def create_server(req):

@@ -327,9 +327,29 @@ def test_quota_recheck_undoes_the_loser(world, monkeypatch):
                      {'quota_set': {'instances': 1}})
     # NOTE: as if another boot passed its check at the same moment.
     monkeypatch.setattr(quota, 'allowed_count',
-                        lambda *args: args[-1])
+                        lambda *args, **kwargs: args[-1])
     assert helpers.boot(world.client, flavor, image)[0] == 202
     status, body = helpers.boot(world.client, flavor, image)
     assert status == 403 and 'instances' in body['forbidden']['message']
     assert len(boot_records.list_build_requests(world.admin_context())) == 1
     assert len(world.conductor.builds) == 1
+
+
+def test_a_boot_reads_the_quota_limits_once(world, monkeypatch):
+    flavor, image = _setup(world)
+    world.client.put(V + '/os-quota-sets/admin',
+                     {'quota_set': {'instances': 2}})
+    reads = []
+    real = quota.quota_records.get_project_limits
+
+    def counted(ctxt, project_id):
+        reads.append(project_id)
+        return real(ctxt, project_id)
+
+    monkeypatch.setattr(quota.quota_records, 'get_project_limits', counted)
+    assert helpers.boot(world.client, flavor, image)[0] == 202
+    assert reads == ['admin']
+    # The limit still holds: the check and the recheck counted.
+    assert helpers.boot(world.client, flavor, image)[0] == 202
+    status, body = helpers.boot(world.client, flavor, image)
+    assert status == 403 and 'instances' in body['forbidden']['message']
