@@ -205,6 +205,10 @@ build_requests = sa.Table(
     # cell (name, flavor, image, metadata, AZ...).
     sa.Column('instance', sa.Text().with_variant(
         mysql.MEDIUMTEXT(), 'mysql'), nullable=False),
+    # NOTE: the flavor's sizes, summed by quota counting (NULL in rows
+    # written before api migration 0004: counted from ``instance``).
+    sa.Column('vcpus', sa.Integer, nullable=True),
+    sa.Column('memory_mb', sa.Integer, nullable=True),
     *_timestamps(),
     sa.UniqueConstraint('instance_uuid',
                         name='uniq_build_requests0instance_uuid'),

@@ -96,19 +96,25 @@ def create_build_requests(ctxt, items, database=None):
     :param items: list of (Instance, RequestSpec).
     :raises oslo_db.exception.DBDuplicateEntry: an instance uuid is taken.
     """
+    now = timeutils.utcnow()
+    requests, specs, mappings = [], [], []
+    for instance, spec in items:
+        requests.append(dict(
+            instance_uuid=instance.uuid, project_id=instance.project_id,
+            instance=_dumps(instance.to_primitive()), created_at=now,
+            **instance_records.flavor_sizes(instance.flavor)))
+        specs.append(dict(instance_uuid=instance.uuid,
+                          spec=_dumps(spec.to_primitive()), created_at=now))
+        mappings.append(dict(
+            instance_uuid=instance.uuid, cell_id=None,
+            project_id=instance.project_id, user_id=instance.user_id,
+            queued_for_delete=False, created_at=now))
+
     def create(ctx):
-        now = timeutils.utcnow()
-        for instance, spec in items:
-            ctx.session.execute(_BR.insert().values(
-                instance_uuid=instance.uuid, project_id=instance.project_id,
-                instance=_dumps(instance.to_primitive()), created_at=now))
-            ctx.session.execute(_RS.insert().values(
-                instance_uuid=instance.uuid,
-                spec=_dumps(spec.to_primitive()), created_at=now))
-            ctx.session.execute(_IM.insert().values(
-                instance_uuid=instance.uuid, cell_id=None,
-                project_id=instance.project_id, user_id=instance.user_id,
-                queued_for_delete=False, created_at=now))
+        # NOTE: one statement per table for a whole multi-create.
+        ctx.session.execute(_BR.insert(), requests)
+        ctx.session.execute(_RS.insert(), specs)
+        ctx.session.execute(_IM.insert(), mappings)
     _write(database, create, ctxt)
 
 
@@ -176,14 +182,26 @@ def list_build_requests(ctxt, project_id=None, database=None):
 def count_build_requests(ctxt, project_id, database=None):
     """(build requests, their cores, their RAM MiB) of a project.
 
-    For quota counting, which runs twice per boot: only the flavor of
-    each request is read from its JSON, no Instance is built.
+    For quota counting, which runs twice per boot: summed by the
+    database; only a request written before the sizes were columns is
+    read from its JSON.
     """
+    mine = _BR.c.project_id == project_id
+
     def fetch(ctx):
-        return ctx.session.execute(sa.select(_BR.c.instance).where(
-            _BR.c.project_id == project_id)).scalars().all()
-    count = cores = ram = 0
-    for text in _read(database, fetch, ctxt):
+        totals = ctx.session.execute(
+            sa.select(sa.func.count(_BR.c.vcpus), sa.func.sum(_BR.c.vcpus),
+                      sa.func.sum(_BR.c.memory_mb), sa.func.count())
+            .where(mine)).one()
+        older = []
+        if totals[0] != totals[3]:
+            older = ctx.session.execute(sa.select(_BR.c.instance).where(
+                mine, _BR.c.vcpus.is_(None))).scalars().all()
+        return totals, older
+    totals, older = _read(database, fetch, ctxt)
+    count, cores, ram = (int(totals[0] or 0), int(totals[1] or 0),
+                         int(totals[2] or 0))
+    for text in older:
         sizes = instance_records.flavor_sizes(orjson.loads(text).get('flavor'))
         count += 1
         cores += sizes['vcpus']

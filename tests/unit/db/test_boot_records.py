@@ -6,6 +6,7 @@
 from oslo_db import exception as db_exc
 import pytest
 
+from common.db import api_tables
 from common.db import boot_records
 from common.db import cells
 from common import exception
@@ -79,6 +80,22 @@ def test_listing_and_batch_reads(api):
         ctxt, uuids, database=api)) == set(uuids[:2])
     assert len(boot_records.list_instance_mappings(
         ctxt, project_id='p1', database=api)) == 2
+
+
+def test_requests_from_before_the_size_columns_are_counted(api):
+    mine = _boot(api, 2)
+    ctxt = fx.ctxt()
+
+    @api.writer
+    def forget_sizes(context, uuid):
+        context.session.execute(api_tables.build_requests.update().where(
+            api_tables.build_requests.c.instance_uuid == uuid).values(
+                vcpus=None, memory_mb=None))
+
+    forget_sizes(ctxt, mine[0].uuid)
+    assert boot_records.count_build_requests(ctxt, 'p1', database=api) == (
+        2, sum(i.flavor.vcpus for i in mine),
+        sum(i.flavor.memory_mb for i in mine))
 
 
 def test_delete_reports_a_raced_delete(api):
