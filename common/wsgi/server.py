@@ -36,6 +36,10 @@ def cli_opts(group):
     ]
 
 
+# Connections a server keeps alive between requests.
+KEEP_ALIVE_CONNECTIONS = 512
+
+
 def make_server(app, host, port, threads, name):
     """A cheroot server for ``app``, not yet bound."""
     server = cheroot_wsgi.Server(
@@ -47,6 +51,11 @@ def make_server(app, host, port, threads, name):
     # NOTE: long keep-alive connections from many clients must not pin
     # every thread; cheroot hands idle connections back to its selector.
     server.timeout = 60
+    # NOTE: cheroot keeps at most 10 connections alive by default and
+    # closes every other one after its answer: a scheduler's and an
+    # agent's many threads then reconnected for most requests (a tenth of
+    # a scheduler's time in the e2e bench). Idle ones cost a descriptor.
+    server.keep_alive_conn_limit = KEEP_ALIVE_CONNECTIONS
     return server
 
 

@@ -3,6 +3,7 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """The API servers' cheroot server, main loop and listen options."""
 
+import http.client
 import os
 import signal
 import threading
@@ -32,6 +33,29 @@ def test_make_server():
     assert srv.request_queue_size == 128
     assert srv.timeout == 60
     assert srv.server_name == 'berth-test'
+
+
+def test_many_clients_keep_their_connections():
+    srv = server.make_server(_app, '127.0.0.1', 0, 2, 'berth-test')
+    srv.prepare()
+    thread = threading.Thread(target=srv.serve, daemon=True)
+    thread.start()
+    conns = [http.client.HTTPConnection('127.0.0.1', srv.bind_addr[1],
+                                        timeout=10) for _ in range(30)]
+    try:
+        closing = 0
+        for _ in range(2):
+            for conn in conns:
+                conn.request('GET', '/')
+                response = conn.getresponse()
+                assert response.read() == b'hello'
+                closing += response.will_close
+        assert closing == 0
+    finally:
+        for conn in conns:
+            conn.close()
+        srv.stop()
+        thread.join(10)
 
 
 def test_serve_answers_and_stops_on_sigterm(capsys):
