@@ -183,30 +183,16 @@ def count_build_requests(ctxt, project_id, database=None):
     """(build requests, their cores, their RAM MiB) of a project.
 
     For quota counting, which runs twice per boot: summed by the
-    database; only a request written before the sizes were columns is
-    read from its JSON.
+    database (:func:`instance_records.sum_sizes`); only a request written
+    before the sizes were columns is read from its JSON.
     """
-    mine = _BR.c.project_id == project_id
+    def flavor_of(row):
+        return orjson.loads(row.instance).get('flavor')
 
     def fetch(ctx):
-        totals = ctx.session.execute(
-            sa.select(sa.func.count(_BR.c.vcpus), sa.func.sum(_BR.c.vcpus),
-                      sa.func.sum(_BR.c.memory_mb), sa.func.count())
-            .where(mine)).one()
-        older = []
-        if totals[0] != totals[3]:
-            older = ctx.session.execute(sa.select(_BR.c.instance).where(
-                mine, _BR.c.vcpus.is_(None))).scalars().all()
-        return totals, older
-    totals, older = _read(database, fetch, ctxt)
-    count, cores, ram = (int(totals[0] or 0), int(totals[1] or 0),
-                         int(totals[2] or 0))
-    for text in older:
-        sizes = instance_records.flavor_sizes(orjson.loads(text).get('flavor'))
-        count += 1
-        cores += sizes['vcpus']
-        ram += sizes['memory_mb']
-    return count, cores, ram
+        return instance_records.sum_sizes(
+            ctx, _BR, _BR.c.project_id == project_id, flavor_of)
+    return _read(database, fetch, ctxt)
 
 
 def delete_build_request(ctxt, uuid, database=None):

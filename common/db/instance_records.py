@@ -363,37 +363,41 @@ def destroy_instance(ctxt, database, uuid):
     return _write(database, destroy, ctxt)
 
 
-def count_instances_by_project(ctxt, database, project_id):
-    """(instances, cores, ram MiB) of a project's live instances here.
+def sum_sizes(ctx, table, where, flavor_of):
+    """(rows, cores, RAM MiB) of the rows of ``table`` matching ``where``.
 
-    Summed by the database from the vcpus and memory_mb columns; a row
-    without them (written by an older release during an upgrade) is
-    counted from its flavor.
+    Summed by the database from the table's vcpus and memory_mb columns;
+    a row without them (written before they existed) is counted from
+    ``flavor_of(row)``, its flavor primitive.
     """
+    # NOTE: COUNT(vcpus) counts the rows that have the columns; only when
+    # some lack them is a second query needed.
+    totals = ctx.session.execute(
+        sa.select(sa.func.count(table.c.vcpus), sa.func.sum(table.c.vcpus),
+                  sa.func.sum(table.c.memory_mb), sa.func.count())
+        .where(where)).one()
+    count, cores, ram = (int(totals[0] or 0), int(totals[1] or 0),
+                         int(totals[2] or 0))
+    if totals[0] != totals[3]:
+        for row in ctx.session.execute(sa.select(table).where(
+                where, table.c.vcpus.is_(None))):
+            sizes = flavor_sizes(flavor_of(row))
+            count += 1
+            cores += sizes['vcpus']
+            ram += sizes['memory_mb']
+    return count, cores, ram
+
+
+def count_instances_by_project(ctxt, database, project_id):
+    """(instances, cores, ram MiB) of a project's live instances here."""
     live = sa.and_(_IN.c.project_id == project_id, _IN.c.deleted == 0)
 
+    def flavor_of(row):
+        return decode_json(row.flavor, None, 'flavor of %s' % row.uuid)
+
     def fetch(ctx):
-        # NOTE: COUNT(vcpus) counts the rows that have the columns; only
-        # when some lack them is a second query needed.
-        totals = ctx.session.execute(
-            sa.select(sa.func.count(_IN.c.vcpus), sa.func.sum(_IN.c.vcpus),
-                      sa.func.sum(_IN.c.memory_mb), sa.func.count())
-            .where(live)).one()
-        older = []
-        if totals[0] != totals[3]:
-            older = ctx.session.execute(
-                sa.select(_IN.c.uuid, _IN.c.flavor)
-                .where(live, _IN.c.vcpus.is_(None))).all()
-        return totals[:3], older
-    (count, cores, ram), older = database.reader(fetch)(ctxt)
-    count, cores, ram = int(count or 0), int(cores or 0), int(ram or 0)
-    for row in older:
-        sizes = flavor_sizes(
-            decode_json(row.flavor, None, 'flavor of %s' % row.uuid))
-        count += 1
-        cores += sizes['vcpus']
-        ram += sizes['memory_mb']
-    return count, cores, ram
+        return sum_sizes(ctx, _IN, live, flavor_of)
+    return database.reader(fetch)(ctxt)
 
 
 # --- faults ----------------------------------------------------------------
