@@ -215,25 +215,26 @@ class Database(object):
         if engine is not None:
             return engine
         engine = self.context_manager.writer.get_engine()
-        if self.connection.startswith('mysql') and \
-                not getattr(engine, '_berth_listeners', False):
+        if not getattr(engine, '_berth_listeners', False):
             with self._config_lock:
                 if not getattr(engine, '_berth_listeners', False):
-                    _skip_idle_rollbacks(engine)
-                    engine._berth_listeners = True
-        if self.is_sqlite and not getattr(engine, '_berth_listeners', False):
-            with self._config_lock:
-                if not getattr(engine, '_berth_listeners', False):
-                    _keep_sqlite_connections(engine)
-                    event.listen(engine, 'connect', _sqlite_on_connect)
-                    _drop_oslo_sqlite_begin(engine)
-                    event.listen(engine, 'begin', self._sqlite_on_begin)
-                    engine.pool.dispose()
+                    self._add_listeners(engine)
                     engine._berth_listeners = True
         # NOTE: every transaction asks, and the enginefacade's own answer
         # costs a manager object each time; the engine never changes.
         self._engine = engine
         return engine
+
+    def _add_listeners(self, engine):
+        """Berth's own engine rules (see the module doc), once per engine."""
+        if self.connection.startswith('mysql'):
+            _skip_idle_rollbacks(engine)
+        elif self.is_sqlite:
+            _keep_sqlite_connections(engine)
+            event.listen(engine, 'connect', _sqlite_on_connect)
+            _drop_oslo_sqlite_begin(engine)
+            event.listen(engine, 'begin', self._sqlite_on_begin)
+            engine.pool.dispose()
 
     def _sqlite_on_begin(self, conn):
         if 'in_transaction' in conn.info:

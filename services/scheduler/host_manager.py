@@ -148,9 +148,7 @@ class HostManager(object):
         """
         now = self._clock()
         with self._lock:
-            stale = [u for u in compute_uuids
-                     if u not in self._states or
-                     now - self._loaded_at.get(u, 0) > self.max_age]
+            stale = self._stale(compute_uuids, now)
             if not stale:
                 return
             mine, theirs = [], set()
@@ -179,11 +177,17 @@ class HostManager(object):
         # out) is still missing or stale: load what is left here.
         if theirs:
             with self._lock:
-                left = [u for u in stale
-                        if u not in self._states or
-                        now - self._loaded_at.get(u, 0) > self.max_age]
+                left = self._stale(stale, now)
             if left:
                 self._refresh(context, left, now)
+
+    def _stale(self, compute_uuids, now):
+        """The nodes not cached, or cached longer than max_age; called
+        under self._lock.
+        """
+        return [u for u in compute_uuids
+                if u not in self._states or
+                now - self._loaded_at.get(u, 0) > self.max_age]
 
     def copies(self, compute_uuids, summaries=None, snapshot_at=None):
         """This request's copies of the cached states; no database work.
