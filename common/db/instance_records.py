@@ -480,17 +480,15 @@ def _finish_event(ctx, uuid, event, host=None, result='Success',
                   updated_at=now)
     if details is not None:
         values['details'] = details
-    open_event = ctx.session.execute(sa.select(_EV.c.id).where(
-        _EV.c.action_id == action_id, _EV.c.event == event,
-        _EV.c.finish_time.is_(None)).order_by(
-        _EV.c.id.desc()).limit(1)).scalar()
-    if open_event is None:
+    # NOTE: the open event is finished by the UPDATE that finds it; an
+    # action has at most one open event of a name (a build's event is
+    # finished before its reschedule starts the next).
+    if not ctx.session.execute(_EV.update().where(
+            _EV.c.action_id == action_id, _EV.c.event == event,
+            _EV.c.finish_time.is_(None)).values(**values)).rowcount:
         ctx.session.execute(_EV.insert().values(
             event=event, action_id=action_id, start_time=now, host=host,
             created_at=now, deleted=0, **values))
-    else:
-        ctx.session.execute(_EV.update().where(
-            _EV.c.id == open_event).values(**values))
     action_values = {'finish_time': now, 'updated_at': now}
     if result and result.lower() == 'error':
         action_values['message'] = 'Error'
