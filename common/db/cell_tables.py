@@ -197,4 +197,8 @@ instance_actions_events = sa.Table(
     sa.Column('host', sa.String(255)),
     sa.Column('details', sa.Text),
     *_history(),
+    # NOTE: MySQL indexes a foreign key's column by itself; PostgreSQL and
+    # SQLite do not, and every event finished or listed looks its action
+    # up.
+    sa.Index('instance_actions_events_action_id_idx', 'action_id'),
 )
