@@ -10,20 +10,13 @@ connection's own ``Com_admin_commands`` counter (where MariaDB counts
 pings) tells what was sent.
 """
 
-from oslo_config import cfg
-from oslo_db import options as db_options
-from oslo_db.sqlalchemy import enginefacade
 import pytest
 import sqlalchemy as sa
 
 from common.db import api as db_api
+from tests.functional import single_connection
 from tests.functional.placement.conftest import database_servers  # noqa
 from tests.functional.placement.conftest import make_database  # noqa
-
-
-@enginefacade.transaction_context_provider
-class _Context(object):
-    pass
 
 
 class _Clock(object):
@@ -43,46 +36,33 @@ def clock(monkeypatch):
     return clock
 
 
-def _database(url):
-    conf = cfg.ConfigOpts()
-    conf.register_opts(db_options.database_opts, 'database')
-    conf([], project='berth-test')
-    conf.set_override('connection', url, 'database')
-    # NOTE: one pooled connection, so every transaction below is on it.
-    conf.set_override('max_pool_size', 1, 'database')
-    conf.set_override('max_overflow', 0, 'database')
-    database = db_api.Database('pings')
-    database.configure(conf.database)
-    return database
-
-
 def test_only_idle_connections_are_pinged(make_database, clock):  # noqa
-    database = _database(make_database('mysql'))
+    database = single_connection.database(make_database('mysql'), 'pings')
 
     @database.reader
     def pings(ctxt):
         return int(ctxt.session.execute(sa.text(
             "SHOW SESSION STATUS LIKE 'Com_admin_commands'")).one()[1])
 
-    before = pings(_Context())
+    before = pings(single_connection.Context())
     for _ in range(5):
         clock.now += db_api.PING_IDLE_AFTER / 2
-        pings(_Context())
-    assert pings(_Context()) == before
+        pings(single_connection.Context())
+    assert pings(single_connection.Context()) == before
 
     clock.now += db_api.PING_IDLE_AFTER + 1
-    assert pings(_Context()) == before + 1
+    assert pings(single_connection.Context()) == before + 1
 
 
 def test_a_dropped_idle_connection_is_replaced(make_database, clock):  # noqa
-    database = _database(make_database('mysql'))
+    database = single_connection.database(make_database('mysql'), 'pings')
 
     @database.reader
     def connection_id(ctxt):
         return ctxt.session.execute(sa.text(
             'SELECT CONNECTION_ID()')).scalar()
 
-    first = connection_id(_Context())
+    first = connection_id(single_connection.Context())
     other = sa.create_engine(database.connection,
                              poolclass=sa.pool.NullPool)
     with other.connect() as connection:
@@ -90,5 +70,5 @@ def test_a_dropped_idle_connection_is_replaced(make_database, clock):  # noqa
     other.dispose()
 
     clock.now += db_api.PING_IDLE_AFTER + 1
-    second = connection_id(_Context())
+    second = connection_id(single_connection.Context())
     assert second != first

@@ -10,38 +10,17 @@ right after the Session's own COMMIT or ROLLBACK. Berth skips that one
 connection's own ``Com_rollback`` counter tells what was sent.
 """
 
-from oslo_config import cfg
-from oslo_db import options as db_options
-from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import engines as oslo_engines
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from common.db import api as db_api
+from tests.functional import single_connection
 from tests.functional.placement.conftest import database_servers  # noqa
 from tests.functional.placement.conftest import make_database  # noqa
 
 
-@enginefacade.transaction_context_provider
-class _Context(object):
-    pass
-
-
-def _database(url):
-    conf = cfg.ConfigOpts()
-    conf.register_opts(db_options.database_opts, 'database')
-    conf([], project='berth-test')
-    conf.set_override('connection', url, 'database')
-    # NOTE: one pooled connection, so every transaction below is on it.
-    conf.set_override('max_pool_size', 1, 'database')
-    conf.set_override('max_overflow', 0, 'database')
-    database = db_api.Database('rollbacks')
-    database.configure(conf.database)
-    return database
-
-
 def test_only_open_transactions_are_rolled_back(make_database):  # noqa
-    database = _database(make_database('mysql'))
+    database = single_connection.database(make_database('mysql'), 'rollbacks')
 
     @database.writer
     def create(ctxt):
@@ -63,14 +42,14 @@ def test_only_open_transactions_are_rolled_back(make_database):  # noqa
         return ctxt.session.execute(sa.text(
             'SELECT COUNT(*) FROM t')).scalar()
 
-    create(_Context())
-    before = rollbacks(_Context())
+    create(single_connection.Context())
+    before = rollbacks(single_connection.Context())
     for value in range(5):
-        insert(_Context(), value)
-        assert count(_Context()) == value + 1
+        insert(single_connection.Context(), value)
+        assert count(single_connection.Context()) == value + 1
     # NOTE: 5 reads end with their own ROLLBACK (and the reader above
     # with one more); the 5 commits and the 6 returns to the pool add none.
-    assert rollbacks(_Context()) - before == 6
+    assert rollbacks(single_connection.Context()) - before == 6
 
     # A connection handed back with its transaction open is still ended:
     # the next transaction must see a row another connection committed.
@@ -86,13 +65,13 @@ def test_only_open_transactions_are_rolled_back(make_database):  # noqa
     with other.begin() as connection:
         connection.execute(sa.text('INSERT INTO t VALUES (99, 99)'))
     other.dispose()
-    assert count(_Context()) == 6
+    assert count(single_connection.Context()) == 6
 
 
 def test_no_sleep_at_check_in(make_database):  # noqa
     """oslo.db's sleep(0) at check-in is for eventlet only: with native
     threads it hands the GIL away once more per transaction.
     """
-    database = _database(make_database('mysql'))
+    database = single_connection.database(make_database('mysql'), 'rollbacks')
     assert not event.contains(database.engine(), 'checkin',
                               oslo_engines._thread_yield)
