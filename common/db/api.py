@@ -270,16 +270,16 @@ class Database(object):
 
     def _add_listeners(self, engine):
         """Berth's own engine rules (see the module doc), once per engine."""
-        if not self.is_sqlite:
-            _ping_idle_connections(engine)
-        if self.connection.startswith('mysql'):
-            _skip_idle_rollbacks(engine)
-        elif self.is_sqlite:
+        if self.is_sqlite:
             _keep_sqlite_connections(engine)
             event.listen(engine, 'connect', _sqlite_on_connect)
             _drop_oslo_sqlite_begin(engine)
             event.listen(engine, 'begin', self._sqlite_on_begin)
             engine.pool.dispose()
+            return
+        _ping_idle_connections(engine)
+        if self.connection.startswith('mysql'):
+            _skip_idle_rollbacks(engine)
 
     def _sqlite_on_begin(self, conn):
         if 'in_transaction' in conn.info:
