@@ -26,8 +26,31 @@ be left out.
     cfg.BoolOpt('share_placement_queries', default=True, help="""
 A request whose allocation candidates query is the same as one already
 sent by this worker (a burst of one flavor) waits for that answer instead
-of sending its own. The claim in placement still decides; only queries in
-flight are shared, never a finished answer.
+of sending its own, and takes a finished answer younger than
+placement_answer_max_age. The claim in placement still decides.
+
+Related options:
+
+* placement_answer_max_age
+"""),
+    cfg.FloatOpt('placement_answer_max_age', default=1.0, min=0.0, help="""
+Seconds a finished allocation candidates answer is handed to this worker's
+later requests with the same query, with the worker's own selections since
+applied on top. Claims by other workers in that time are not seen until
+the claim (placement refuses an overcommitting one and the next host is
+tried); capacity freed or added in that time is not seen either, so a
+request that finds no host in a shared answer asks placement again before
+it fails.
+
+Possible values:
+
+* 0: share only queries in flight; every answer is used once.
+* a positive number: in a burst of one flavor, placement is asked about
+  once per this many seconds per worker.
+
+Related options:
+
+* share_placement_queries: False turns all sharing off.
 """),
     cfg.IntOpt('discover_hosts_in_cells_interval', default=-1, min=-1,
                help="""

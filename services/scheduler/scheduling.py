@@ -25,6 +25,7 @@ from common import service
 from services.scheduler.client import placement as placement_client
 from services.scheduler import explanation as explanation_mod
 from services.scheduler import filters as filters_mod
+from services.scheduler import host_manager as host_manager_mod
 from services.scheduler import numa_consume
 from services.scheduler import pci_stats
 from services.scheduler import request_filter
@@ -40,6 +41,9 @@ NoValidHost = exception.NoValidHost
 
 
 _SHARING = 'MISC_SHARES_VIA_AGGREGATE'
+# NOTE: seconds an answer's view is kept at least, so that the requests
+# that shared a query in flight also share its copies.
+VIEW_MIN_AGE = 1.0
 
 
 def _roots(allocation_requests, summaries):
@@ -132,7 +136,11 @@ class Scheduler(object):
         self.placement = placement
         self.queries = shared_queries.SharedQueries(
             placement.get_allocation_candidates, host_manager.now,
-            enabled=CONF.scheduler.share_placement_queries)
+            enabled=CONF.scheduler.share_placement_queries,
+            max_age=CONF.scheduler.placement_answer_max_age)
+        # id(answer) -> _AnswerView, for the answers still handed out.
+        self._views = {}
+        self._views_lock = threading.Lock()
         self.filters = filters
         self.weighers = weighers
         self.notifier = notifier
@@ -165,14 +173,28 @@ class Scheduler(object):
         LOG.debug('Starting to schedule for instances: %s', instance_uuids)
         record = explanation_mod.Explanation()
         try:
-            selections = self._schedule(context, spec, instance_uuids,
-                                        return_alternates, dry_run, record)
+            try:
+                selections = self._schedule(context, spec, instance_uuids,
+                                            return_alternates, dry_run,
+                                            record)
+            except NoValidHost:
+                if not record.placement_answer_shared:
+                    raise
+                # NOTE: a shared answer may predate capacity that came
+                # since (a new host, a deleted server): a request does not
+                # fail on it, but on an answer of its own.
+                LOG.debug('No host in a shared placement answer; asking '
+                          'placement again')
+                record = explanation_mod.Explanation()
+                selections = self._schedule(context, spec, instance_uuids,
+                                            return_alternates, dry_run,
+                                            record, reuse=False)
         finally:
             self._notify(context, 'end', spec)
         return selections, record.to_dict()
 
     def _schedule(self, context, spec, instance_uuids, return_alternates,
-                  dry_run, record):
+                  dry_run, record, reuse=True):
         with record.timed('request_filters'):
             query = request_filter.build_query(context, spec,
                                                self.host_manager)
@@ -184,7 +206,7 @@ class Scheduler(object):
         record.placement_query = query.describe()
         with record.timed('placement_query'):
             snapshot_at, answer, shared = self.queries.get(
-                context, query.to_params())
+                context, query.to_params(), reuse=reuse)
         alloc_reqs, summaries, ar_version = answer
         record.candidates = len(alloc_reqs)
         record.placement_answer_shared = shared
@@ -195,12 +217,16 @@ class Scheduler(object):
             raise NoValidHost(reason=record.summary(),
                               explanation=record.to_dict())
         with record.timed('host_states'):
-            by_root = _roots(alloc_reqs, summaries)
-            compute_uuids = list(by_root)
-            self.host_manager.refresh(context, compute_uuids)
-        # NOTE: see _deciding in __init__; a dry run reserves nothing.
+            view = self._view(answer, snapshot_at)
+            by_root = view.by_root
+            self.host_manager.refresh(context, view.compute_uuids)
+        # NOTE: see _deciding in __init__; a dry run reserves nothing, and
+        # has copies of its own: it consumes where others cannot see it.
         claiming = bool(instance_uuids) and not dry_run
+        pool = view.pool if claiming else None
         num = len(instance_uuids) or spec.num_instances
+        group_hosts = list(spec.instance_group.hosts) \
+            if spec.instance_group is not None else None
         claimed = []
         tokens = []
         hosts = weighed = []
@@ -212,7 +238,8 @@ class Scheduler(object):
                 if index == 0:
                     with record.timed('host_states'):
                         hosts = self.host_manager.copies(
-                            compute_uuids, summaries, snapshot_at)
+                            view.compute_uuids, summaries, snapshot_at,
+                            pool=pool)
                         hosts = self._restrict(hosts, spec, record)
                     record.hosts = len(hosts)
                 with record.timed('filters'):
@@ -238,9 +265,17 @@ class Scheduler(object):
             claimed.append((host, alloc_req))
             tokens.append(token)
             with record.timed('consume'):
-                self._consume(host, spec, dry_run)
+                if claiming:
+                    # NOTE: the copy may be one that other requests on the
+                    # same answer filter: they do so under this lock.
+                    with self._deciding:
+                        self._consume(host, spec, dry_run)
+                else:
+                    self._consume(host, spec, dry_run)
         if len(claimed) < num:
             self._rollback(context, instance_uuids, claimed, tokens, dry_run)
+            if group_hosts is not None:
+                spec.instance_group.hosts[:] = group_hosts
             if claimed or hosts:
                 record.notes.append(
                     'only %d of %d instances could be placed' % (
@@ -251,6 +286,24 @@ class Scheduler(object):
         record.selected = [[h.host, h.nodename] for h, _r in claimed]
         return self._selections(claimed, weighed, by_root, ar_version,
                                 return_alternates)
+
+    def _view(self, answer, snapshot_at):
+        """The :class:`_AnswerView` of ``answer``, made on first use.
+
+        Views older than the answers that may still be handed out are
+        dropped here: each holds a copy of up to every host state.
+        """
+        with self._views_lock:
+            view = self._views.get(id(answer))
+            if view is not None and view.answer is answer:
+                return view
+            now = self.host_manager.now()
+            keep_for = max(self.queries.max_age, VIEW_MIN_AGE)
+            for key in [k for k, v in self._views.items()
+                        if now - v.snapshot_at >= keep_for]:
+                del self._views[key]
+            view = self._views[id(answer)] = _AnswerView(answer, snapshot_at)
+            return view
 
     def _restrict(self, hosts, spec, record):
         """Apply ignore/force hosts and nodes and a requested cell."""
@@ -413,6 +466,24 @@ class Scheduler(object):
                                              ar_version))
             result.append(selections)
         return result
+
+
+class _AnswerView(object):
+    """What the requests on one placement answer share: its candidates by
+    compute node (:func:`_roots`) and the host-state copies
+    (:class:`~services.scheduler.host_manager.CopyPool`).
+    """
+
+    __slots__ = ('answer', 'snapshot_at', 'by_root', 'compute_uuids',
+                 'pool')
+
+    def __init__(self, answer, snapshot_at):
+        alloc_reqs, summaries, _version = answer
+        self.answer = answer
+        self.snapshot_at = snapshot_at
+        self.by_root = _roots(alloc_reqs, summaries)
+        self.compute_uuids = list(self.by_root)
+        self.pool = host_manager_mod.CopyPool(answer)
 
 
 def _removed(before, after):

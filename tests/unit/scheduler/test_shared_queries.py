@@ -157,3 +157,82 @@ def _burst(share):
         thread.join(10)
     assert not errors
     assert sorted(chosen) == ['h0', 'h1', 'h2', 'h3']
+
+
+class _Clock(object):
+    """A clock the test moves."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_young_finished_answer_is_given_to_later_requests():
+    placement = GatedPlacement()
+    placement.gate.set()
+    clock = _Clock()
+    shared = shared_queries.SharedQueries(placement.fetch, clock,
+                                          max_age=1.0)
+    first = shared.get(None, QUERY)
+    clock.now += 0.9
+    second = shared.get(None, QUERY)
+    other = shared.get(None, OTHER)
+    assert placement.sent == [QUERY, OTHER]
+    # NOTE: the snapshot time stays the query's: the host manager applies
+    # this worker's later selections on top of it.
+    assert second == (first[0], first[1], True)
+    assert other[2] is False
+
+    clock.now += 0.1
+    third = shared.get(None, QUERY)
+    assert placement.sent == [QUERY, OTHER, QUERY]
+    assert third == (clock.now, ('answer', 2, QUERY), False)
+
+
+def test_a_request_that_wants_its_own_answer_sends_a_query():
+    placement = GatedPlacement()
+    placement.gate.set()
+    clock = _Clock()
+    shared = shared_queries.SharedQueries(placement.fetch, clock,
+                                          max_age=1.0)
+    shared.get(None, QUERY)
+    clock.now += 0.5
+    own = shared.get(None, QUERY, reuse=False)
+    assert placement.sent == [QUERY, QUERY]
+    assert own == (clock.now, ('answer', 1, QUERY), False)
+    # NOTE: and the newer answer is the one later requests get.
+    assert shared.get(None, QUERY)[1] == own[1]
+    assert len(placement.sent) == 2
+
+
+def test_a_request_that_wants_its_own_answer_does_not_join_a_flight():
+    placement = GatedPlacement()
+    shared = shared_queries.SharedQueries(placement.fetch, _clock(),
+                                          max_age=1.0)
+    results = []
+    leader = threading.Thread(
+        target=lambda: results.append(shared.get(None, QUERY)))
+    leader.start()
+    assert waiting.wait_for(lambda: placement.sent, timeout=5)
+    own = threading.Thread(
+        target=lambda: results.append(shared.get(None, QUERY, reuse=False)))
+    own.start()
+    assert waiting.wait_for(lambda: len(placement.sent) == 2, timeout=5)
+    placement.gate.set()
+    leader.join(10)
+    own.join(10)
+    assert sorted(r[1][1] for r in results) == [0, 1]
+
+
+def test_a_failed_query_leaves_no_answer_behind():
+    placement = GatedPlacement(error=RuntimeError('placement is down'))
+    placement.gate.set()
+    shared = shared_queries.SharedQueries(placement.fetch, _Clock(),
+                                          max_age=1.0)
+    with pytest.raises(RuntimeError):
+        shared.get(None, QUERY)
+    placement.error = None
+    assert shared.get(None, QUERY)[2] is False
+    assert len(placement.sent) == 2

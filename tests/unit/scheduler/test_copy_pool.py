@@ -1,0 +1,145 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Requests on one placement answer share the host-state copies that no
+reservation or report has touched since they were made; and a request
+that finds no host in a shared answer asks placement itself.
+"""
+
+import pytest
+
+from common.conf import CONF
+from services.scheduler import host_manager
+from services.scheduler import host_state as hs
+from tests.unit.scheduler import fakes
+from tests.unit.scheduler import test_scheduling
+
+
+def _summary(used_ram=0, ram=32768):
+    return {'resources': {'MEMORY_MB': {'capacity': ram, 'used': used_ram}}}
+
+
+@pytest.fixture
+def answers_kept_a_minute():
+    """Finished placement answers handed out for 60 s."""
+    CONF.set_override('placement_answer_max_age', 60.0, group='scheduler')
+    yield
+    CONF.clear_override('placement_answer_max_age', group='scheduler')
+
+
+@pytest.fixture
+def manager():
+    states = [fakes.host('h%d' % i) for i in range(3)]
+    manager = host_manager.HostManager(test_scheduling.Source(states))
+    manager.refresh(None, [s.uuid for s in states])
+    return manager
+
+
+UUIDS = ['uuid-h0', 'uuid-h1', 'uuid-h2']
+SUMMARIES = {u: _summary() for u in UUIDS}
+
+
+def _by_uuid(states):
+    return {s.uuid: s for s in states}
+
+
+def test_copies_on_one_pool_are_handed_out_again(manager):
+    pool = host_manager.CopyPool(answer=object())
+    first = manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool)
+    second = manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool)
+    assert [id(s) for s in first] == [id(s) for s in second]
+    # NOTE: without a pool every request has its own copies.
+    third = manager.copies(UUIDS, SUMMARIES, 0.0)
+    assert not {id(s) for s in third} & {id(s) for s in first}
+
+
+def test_a_reserved_node_gets_a_fresh_copy_with_the_reservation(manager):
+    pool = host_manager.CopyPool(answer=object())
+    before = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    token = manager.reserve('uuid-h1', fakes.spec(memory_mb=4096))
+    after = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    assert after['uuid-h0'] is before['uuid-h0']
+    assert after['uuid-h1'] is not before['uuid-h1']
+    assert after['uuid-h1'].free_ram_mb == 32768 - 4096
+    assert before['uuid-h1'].free_ram_mb == 32768
+
+    manager.release(token)
+    released = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    assert released['uuid-h1'] is not after['uuid-h1']
+    assert released['uuid-h1'].free_ram_mb == 32768
+
+
+def test_a_committed_reservation_keeps_the_copy(manager):
+    """Committing does not change what a copy made after the snapshot
+    holds (the reservation applied either way).
+    """
+    pool = host_manager.CopyPool(answer=object())
+    token = manager.reserve('uuid-h1', fakes.spec(memory_mb=4096))
+    before = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    manager.committed(token)
+    after = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    assert after['uuid-h1'] is before['uuid-h1']
+    assert after['uuid-h1'].free_ram_mb == 32768 - 4096
+
+
+def test_reports_and_aggregate_changes_refresh_the_copies(manager):
+    pool = host_manager.CopyPool(answer=object())
+    before = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    manager.update_instance_info('uuid-h2', {'i1': hs.InstanceInfo('i1')})
+    after = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    assert after['uuid-h0'] is before['uuid-h0']
+    assert after['uuid-h2'] is not before['uuid-h2']
+    assert after['uuid-h2'].num_instances == 1
+
+    manager.invalidate_aggregates()
+    fresh = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    assert not {id(s) for s in fresh.values()} & {
+        id(s) for s in after.values()}
+
+
+def test_a_burst_asks_placement_once_and_spreads(answers_kept_a_minute):
+    """Back-to-back requests of one flavor share one answer and its
+    copies, and still see each other's selections.
+    """
+    hosts = [fakes.host('h%d' % i, total_usable_ram_mb=2048,
+                        free_ram_mb=2048) for i in range(4)]
+    scheduler, placement = test_scheduling.make(hosts)
+    chosen = []
+    for index in range(4):
+        selections, record = scheduler.select_destinations(
+            None, fakes.spec(memory_mb=2048), ['i%d' % index])
+        chosen.append(selections[0][0].service_host)
+        assert record['placement_answer_shared'] is (index > 0)
+    assert len(placement.queries) == 1
+    assert sorted(chosen) == ['h0', 'h1', 'h2', 'h3']
+
+
+def test_no_host_in_a_shared_answer_asks_placement_again(
+        answers_kept_a_minute):
+    """A host added after the shared answer was read: the request does
+    not fail with NoValidHost on the old view.
+    """
+    hosts = [fakes.host('h1', total_usable_ram_mb=2048, free_ram_mb=2048)]
+    scheduler, placement = test_scheduling.make(hosts)
+    scheduler.select_destinations(None, fakes.spec(memory_mb=2048), ['a'])
+    added = fakes.host('h2', total_usable_ram_mb=2048, free_ram_mb=2048)
+    scheduler.host_manager.source.states[added.uuid] = added
+    placement.add_provider(added.uuid, memory_mb=2048)
+
+    selections, record = scheduler.select_destinations(
+        None, fakes.spec(memory_mb=2048), ['b'])
+    assert selections[0][0].service_host == 'h2'
+    assert placement.claims['b'] == {'uuid-h2': {
+        'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 10}}
+    assert record['placement_answer_shared'] is False
+    assert len(placement.queries) == 2
+
+
+def test_a_full_cloud_still_fails_after_asking_again(answers_kept_a_minute):
+    hosts = [fakes.host('h1', total_usable_ram_mb=2048, free_ram_mb=2048)]
+    scheduler, placement = test_scheduling.make(hosts)
+    scheduler.select_destinations(None, fakes.spec(memory_mb=2048), ['a'])
+    with pytest.raises(test_scheduling.scheduling.NoValidHost):
+        scheduler.select_destinations(None, fakes.spec(memory_mb=2048),
+                                      ['b'])
+    assert set(placement.claims) == {'a'}
