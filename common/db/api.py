@@ -21,6 +21,7 @@ with "database is locked". Two measures make that so:
 """
 
 import functools
+import inspect
 import logging
 import os
 import sqlite3
@@ -328,23 +329,44 @@ class Database(object):
                           writing=True)
 
     def _wrap(self, mode, writing=False):
+        # NOTE: the enginefacade's own decorator inspects the function's
+        # signature each time it decorates, and transaction functions are
+        # often closures decorated at every call: that inspection cost
+        # more than the transaction's bookkeeping. The transaction scope
+        # is the same one the enginefacade's decorator opens.
         def decorator(fn):
-            inner = mode(fn)
+            index, name = _context_argument(fn)
 
             @functools.wraps(fn)
             def wrapper(*args, **kwargs):
                 self.engine()
+                context = kwargs.get(name) or args[index]
                 if not (writing and self.is_sqlite):
-                    return inner(*args, **kwargs)
+                    with mode.using(context):
+                        return fn(*args, **kwargs)
                 with self._write_lock:
                     self._local.writing = getattr(
                         self._local, 'writing', 0) + 1
                     try:
-                        return inner(*args, **kwargs)
+                        with mode.using(context):
+                            return fn(*args, **kwargs)
                     finally:
                         self._local.writing -= 1
             return wrapper
         return decorator
+
+
+def _context_argument(fn):
+    """(position, name) of the request context among ``fn``'s arguments:
+    the first one, after ``self`` or ``cls`` (the enginefacade's rule).
+    """
+    code = getattr(fn, '__code__', None)
+    if code is not None:
+        names = code.co_varnames[:code.co_argcount]
+    else:
+        names = inspect.getfullargspec(fn).args
+    index = 1 if names and names[0] in ('self', 'cls') else 0
+    return index, names[index]
 
 
 def is_unique_violation(exc):
