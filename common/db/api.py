@@ -314,6 +314,17 @@ class Database(object):
         return self._wrap(self.context_manager.writer, writing=True)
 
     @property
+    def reader_connection(self):
+        """Decorator: a read transaction on a bare Core connection.
+
+        As :attr:`reader`, but the function gets a SQLAlchemy Connection
+        as ``context.connection`` and no ORM Session is made (see
+        :attr:`writer_connection`). Inside an enclosing transaction it
+        runs on that transaction's connection.
+        """
+        return self._wrap(self.context_manager.reader.connection)
+
+    @property
     def writer_connection(self):
         """Decorator: a write transaction on a bare Core connection.
 
