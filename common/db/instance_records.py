@@ -15,6 +15,7 @@ stays for the API's history (``vm_state`` deleted).
 """
 
 import datetime
+import functools
 import json
 import logging
 
@@ -58,7 +59,7 @@ UPDATABLE = frozenset(_PLAIN_FIELDS + tuple(_JSON_FIELDS) + _TIME_FIELDS +
                       ('flavor',)) - {'uuid', 'created_at'}
 
 
-def _write(database, fn, ctxt, *args):
+def write(database, fn, ctxt, *args):
     """``fn`` in a write transaction, run again after a deadlock."""
     return _RETRY(database.writer(fn))(ctxt, *args)
 
@@ -88,7 +89,7 @@ def to_datetime(value):
     return timeutils.normalize_time(timeutils.parse_isotime(value))
 
 
-def _column_value(name, value):
+def column_value(name, value):
     """The database form of an Instance field's value."""
     if name == 'flavor':
         if isinstance(value, flavor_obj.Flavor):
@@ -180,7 +181,7 @@ def create_instance(ctxt, database, instance, action=None):
     :raises oslo_db.exception.DBDuplicateEntry: the uuid exists already.
     """
     def create(ctx):
-        values = {name: _column_value(name, getattr(instance, name))
+        values = {name: column_value(name, getattr(instance, name))
                   for name in UPDATABLE | {'uuid'}}
         values['created_at'] = (to_datetime(instance.created_at) or
                                 timeutils.utcnow())
@@ -193,7 +194,7 @@ def create_instance(ctxt, database, instance, action=None):
         # NOTE: the row is what was just written; reading it back would
         # cost a round trip per build.
         return _instance(_WrittenRow(values))
-    created = _write(database, create, ctxt)
+    created = write(database, create, ctxt)
     created.cell_uuid = instance.cell_uuid
     return created
 
@@ -278,15 +279,89 @@ def list_instances(ctxt, database, project_id=None, host=None,
     return database.reader(fetch)(ctxt)
 
 
-def _task_state_guard(expected):
-    """The WHERE clause of ``expected_task_state`` (a value or a list)."""
-    if not isinstance(expected, (list, tuple, set, frozenset)):
-        expected = [expected]
-    states = [s for s in expected if s is not None]
-    clauses = [_IN.c.task_state.in_(states)] if states else []
-    if None in expected:
-        clauses.append(_IN.c.task_state.is_(None))
-    return sa.or_(*clauses), list(expected)
+class PreparedUpdate(object):
+    """One instance update, checked, its columns in database form.
+
+    Made by :func:`prepare_update`, run by :func:`apply_update`; the
+    batch path (:mod:`common.db.instance_updates`) runs many in one
+    transaction.
+    """
+
+    __slots__ = ('uuid', 'columns', 'guard', 'expected', 'action_event')
+
+    def __init__(self, uuid, columns, guard, expected, action_event):
+        self.uuid = uuid
+        self.columns = columns
+        # None, or (task states listed, None allowed) of the guard.
+        self.guard = guard
+        # The expected task states as the caller listed them (for the
+        # error when the guard fails).
+        self.expected = expected
+        self.action_event = action_event
+
+
+def prepare_update(uuid, values, expected_task_state=None,
+                   action_event=None):
+    """Check an update and put its values in database form.
+
+    Arguments as for :func:`update_instance`.
+
+    :raises ValueError: for a field that cannot be updated, or a
+        malformed ``action_event``.
+    """
+    unknown = set(values) - UPDATABLE
+    if unknown:
+        raise ValueError('not updatable: %s' % ', '.join(sorted(unknown)))
+    if action_event is not None:
+        check_action_event(action_event)
+    columns = {k: column_value(k, v) for k, v in values.items()}
+    if 'flavor' in values:
+        columns.update(flavor_sizes(values['flavor']))
+    guard = expected = None
+    if expected_task_state is not None:
+        expected = expected_task_state
+        if not isinstance(expected, (list, tuple, set, frozenset)):
+            expected = [expected]
+        expected = list(expected)
+        guard = (any(s is not None for s in expected), None in expected)
+    return PreparedUpdate(uuid, columns, guard, expected, action_event)
+
+
+def apply_update(ctx, prepared, now):
+    """Run a :class:`PreparedUpdate` (``updated_at`` = ``now``); True when
+    the live instance was found in an expected task state and updated.
+    """
+    params = {'v_' + name: value
+              for name, value in prepared.columns.items()}
+    params['v_updated_at'] = now
+    params['b_uuid'] = prepared.uuid
+    if prepared.guard is not None and prepared.guard[0]:
+        params['b_states'] = [s for s in prepared.expected if s is not None]
+    statement = _update_statement(tuple(sorted(prepared.columns)),
+                                  prepared.guard)
+    return ctx.session.execute(statement, params).rowcount > 0
+
+
+@functools.lru_cache(maxsize=64)
+def _update_statement(columns, guard):
+    """The UPDATE of ``columns`` and updated_at, guarded by ``guard`` (see
+    :class:`PreparedUpdate`), built once per shape: building a statement
+    costs more than running it.
+    """
+    statement = _IN.update().where(_IN.c.uuid == sa.bindparam('b_uuid'),
+                                   _IN.c.deleted == 0)
+    if guard is not None:
+        listed, allows_none = guard
+        clauses = []
+        if listed:
+            clauses.append(_IN.c.task_state.in_(
+                sa.bindparam('b_states', expanding=True)))
+        if allows_none:
+            clauses.append(_IN.c.task_state.is_(None))
+        statement = statement.where(sa.or_(*clauses))
+    return statement.values({
+        name: sa.bindparam('v_' + name)
+        for name in sorted(set(columns) | {'updated_at'})})
 
 
 def update_instance(ctxt, database, uuid, values, expected_task_state=None,
@@ -312,35 +387,24 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None,
     :raises common.exception.InstanceNotFound: no live instance ``uuid``.
     :raises common.exception.UnexpectedTaskStateError: the guard failed.
     """
-    unknown = set(values) - UPDATABLE
-    if unknown:
-        raise ValueError('not updatable: %s' % ', '.join(sorted(unknown)))
-    if action_event is not None:
-        _check_action_event(action_event)
+    prepared = prepare_update(uuid, values, expected_task_state,
+                              action_event)
 
     def update(ctx):
-        columns = {k: _column_value(k, v) for k, v in values.items()}
-        if 'flavor' in values:
-            columns.update(flavor_sizes(values['flavor']))
-        columns['updated_at'] = timeutils.utcnow()
-        query = _IN.update().where(_IN.c.uuid == uuid, _IN.c.deleted == 0)
-        expected = None
-        if expected_task_state is not None:
-            guard, expected = _task_state_guard(expected_task_state)
-            query = query.where(guard)
-        if not ctx.session.execute(query.values(**columns)).rowcount:
+        if not apply_update(ctx, prepared, timeutils.utcnow()):
             row = _select_row(ctx, uuid)
             if row is None:
                 raise exception.InstanceNotFound(instance_id=uuid)
             raise exception.UnexpectedTaskStateError(
-                instance_uuid=uuid, expected=expected, actual=row.task_state)
+                instance_uuid=uuid, expected=prepared.expected,
+                actual=row.task_state)
         if action_event is not None:
-            _record_action_event(ctx, uuid, action_event)
+            record_action_event(ctx, uuid, action_event)
         if brief:
             return None
         return _instance(_select_row(ctx, uuid),
                          _latest_faults(ctx, [uuid]).get(uuid))
-    return _write(database, update, ctxt)
+    return write(database, update, ctxt)
 
 
 def destroy_instance(ctxt, database, uuid):
@@ -360,7 +424,7 @@ def destroy_instance(ctxt, database, uuid):
             deleted_at=now, updated_at=now,
             terminated_at=row.terminated_at or now))
         return _instance(_select_row(ctx, uuid, read_deleted=True))
-    return _write(database, destroy, ctxt)
+    return write(database, destroy, ctxt)
 
 
 def sum_sizes(ctx, table, where, flavor_of):
@@ -417,7 +481,7 @@ def add_fault(ctxt, database, uuid, code, message, details=None, host=None):
             instance_uuid=uuid, code=code,
             message=(message or '')[:_MAX_MESSAGE], details=details,
             host=host, created_at=timeutils.utcnow(), deleted=0))
-    _write(database, create, ctxt)
+    write(database, create, ctxt)
 
 
 # --- actions and events ------------------------------------------------------
@@ -433,7 +497,7 @@ def record_action(ctxt, database, uuid, action, request_id=None,
     def create(ctx):
         return _insert_action(ctx, ctxt, uuid, action, request_id, user_id,
                               project_id)
-    return _write(database, create, ctxt)
+    return write(database, create, ctxt)
 
 
 def _insert_action(ctx, ctxt, uuid, action, request_id=None, user_id=None,
@@ -447,53 +511,123 @@ def _insert_action(ctx, ctxt, uuid, action, request_id=None, user_id=None,
         created_at=now, deleted=0)).inserted_primary_key[0]
 
 
-def _latest_action_id(ctx, uuid):
-    return ctx.session.execute(sa.select(_AC.c.id).where(
-        _AC.c.instance_uuid == uuid, _AC.c.deleted == 0).order_by(
-        _AC.c.created_at.desc(), _AC.c.id.desc()).limit(1)).scalar()
+# NOTE: the statements of action events are built once: building a
+# statement costs more than running it. Parameter names differ from
+# column names, as SQLAlchemy requires of bound values in a VALUES or SET
+# clause.
+_LATEST_ACTION = sa.select(_AC.c.id).where(
+    _AC.c.instance_uuid == sa.bindparam('p_uuid'),
+    _AC.c.deleted == 0).order_by(
+    _AC.c.created_at.desc(), _AC.c.id.desc()).limit(1)
+_ACTIONS_OF = sa.select(
+    _AC.c.id, _AC.c.instance_uuid, _AC.c.created_at).where(
+    _AC.c.instance_uuid.in_(sa.bindparam('p_uuids', expanding=True)),
+    _AC.c.deleted == 0)
+_START_EVENT = _EV.insert().values(
+    event=sa.bindparam('p_event'), action_id=sa.bindparam('p_action_id'),
+    start_time=sa.bindparam('p_now'), host=sa.bindparam('p_host'),
+    details=sa.bindparam('p_details'), created_at=sa.bindparam('p_now'),
+    deleted=0)
+_FINISH_FIELDS = ('finish_time', 'result', 'traceback', 'updated_at')
 
 
-def _start_event(ctx, uuid, event, host=None, details=None):
-    """Insert a started event under the latest action; its id or None."""
-    action_id = _latest_action_id(ctx, uuid)
+def _finish_values(extra):
+    return {name: sa.bindparam('p_' + name)
+            for name in _FINISH_FIELDS + extra}
+
+
+# The finish of an event and of its action, with and without the
+# optional column (details; the action's message).
+_FINISH_OPEN_EVENT = {
+    extra: _EV.update().where(
+        _EV.c.action_id == sa.bindparam('p_action_id'),
+        _EV.c.event == sa.bindparam('p_event'),
+        _EV.c.finish_time.is_(None)).values(_finish_values(extra))
+    for extra in ((), ('details',))}
+_FINISHED_EVENT = {
+    extra: _EV.insert().values(
+        event=sa.bindparam('p_event'),
+        action_id=sa.bindparam('p_action_id'),
+        start_time=sa.bindparam('p_finish_time'),
+        host=sa.bindparam('p_host'),
+        created_at=sa.bindparam('p_finish_time'), deleted=0,
+        **_finish_values(extra))
+    for extra in ((), ('details',))}
+_FINISH_ACTION = {
+    extra: _AC.update().where(_AC.c.id == sa.bindparam('p_id')).values(
+        finish_time=sa.bindparam('p_now'), updated_at=sa.bindparam('p_now'),
+        **{name: sa.bindparam('p_' + name) for name in extra})
+    for extra in ((), ('message',))}
+
+
+def latest_actions(ctx, uuids):
+    """uuid -> the id of each instance's latest action (the newest
+    ``created_at``, then the highest id); instances without one are left
+    out.
+    """
+    latest = {}
+    for row in ctx.session.execute(_ACTIONS_OF,
+                                   {'p_uuids': sorted(set(uuids))}):
+        key = (row.created_at, row.id)
+        known = latest.get(row.instance_uuid)
+        if known is None or key > known:
+            latest[row.instance_uuid] = key
+    return {uuid: key[1] for uuid, key in latest.items()}
+
+
+def _action_of(ctx, uuid, event, action_id):
+    """``action_id``, else the latest action of ``uuid``; None (logged)
+    when the instance has none.
+    """
+    if action_id is None:
+        action_id = ctx.session.execute(_LATEST_ACTION,
+                                        {'p_uuid': uuid}).scalar()
     if action_id is None:
         LOG.warning('Instance %s has no action to record event %s in',
                     uuid, event)
+    return action_id
+
+
+def _start_event(ctx, uuid, event, host=None, details=None, action_id=None):
+    """Insert a started event under the latest action (or ``action_id``);
+    its id or None.
+    """
+    action_id = _action_of(ctx, uuid, event, action_id)
+    if action_id is None:
         return None
-    now = timeutils.utcnow()
-    return ctx.session.execute(_EV.insert().values(
-        event=event, action_id=action_id, start_time=now, host=host,
-        details=details, created_at=now, deleted=0
-    )).inserted_primary_key[0]
+    return ctx.session.execute(_START_EVENT, {
+        'p_event': event, 'p_action_id': action_id,
+        'p_now': timeutils.utcnow(), 'p_host': host,
+        'p_details': details}).inserted_primary_key[0]
 
 
 def _finish_event(ctx, uuid, event, host=None, result='Success',
-                  traceback=None, details=None):
-    """Finish the open event (or insert a finished one) and its action."""
-    action_id = _latest_action_id(ctx, uuid)
+                  traceback=None, details=None, action_id=None):
+    """Finish the open event (or insert a finished one) and its action
+    (the latest action, or ``action_id``).
+    """
+    action_id = _action_of(ctx, uuid, event, action_id)
     if action_id is None:
-        LOG.warning('Instance %s has no action to record event %s in',
-                    uuid, event)
         return
     now = timeutils.utcnow()
-    values = dict(finish_time=now, result=result, traceback=traceback,
-                  updated_at=now)
+    params = {'p_action_id': action_id, 'p_event': event, 'p_host': host,
+              'p_finish_time': now, 'p_result': result,
+              'p_traceback': traceback, 'p_updated_at': now}
+    extra = ()
     if details is not None:
-        values['details'] = details
+        params['p_details'] = details
+        extra = ('details',)
     # NOTE: the open event is finished by the UPDATE that finds it; an
     # action has at most one open event of a name (a build's event is
     # finished before its reschedule starts the next).
-    if not ctx.session.execute(_EV.update().where(
-            _EV.c.action_id == action_id, _EV.c.event == event,
-            _EV.c.finish_time.is_(None)).values(**values)).rowcount:
-        ctx.session.execute(_EV.insert().values(
-            event=event, action_id=action_id, start_time=now, host=host,
-            created_at=now, deleted=0, **values))
-    action_values = {'finish_time': now, 'updated_at': now}
+    if not ctx.session.execute(_FINISH_OPEN_EVENT[extra], params).rowcount:
+        ctx.session.execute(_FINISHED_EVENT[extra], params)
+    action = {'p_id': action_id, 'p_now': now}
+    extra = ()
     if result and result.lower() == 'error':
-        action_values['message'] = 'Error'
-    ctx.session.execute(_AC.update().where(
-        _AC.c.id == action_id).values(**action_values))
+        action['p_message'] = 'Error'
+        extra = ('message',)
+    ctx.session.execute(_FINISH_ACTION[extra], action)
 
 
 def action_event_start(ctxt, database, uuid, event, host=None, details=None):
@@ -503,7 +637,7 @@ def action_event_start(ctxt, database, uuid, event, host=None, details=None):
     """
     def create(ctx):
         return _start_event(ctx, uuid, event, host, details)
-    return _write(database, create, ctxt)
+    return write(database, create, ctxt)
 
 
 def action_event_finish(ctxt, database, uuid, event, host=None,
@@ -515,10 +649,10 @@ def action_event_finish(ctxt, database, uuid, event, host=None,
     """
     def finish(ctx):
         _finish_event(ctx, uuid, event, host, result, traceback, details)
-    _write(database, finish, ctxt)
+    write(database, finish, ctxt)
 
 
-def _check_action_event(action_event):
+def check_action_event(action_event):
     """ValueError unless ``action_event`` is a start or finish record."""
     if not isinstance(action_event, dict):
         raise ValueError('action_event must be a dict, not %s'
@@ -534,16 +668,21 @@ def _check_action_event(action_event):
         raise ValueError('action_event needs an event name')
 
 
-def _record_action_event(ctx, uuid, action_event):
+def record_action_event(ctx, uuid, action_event, action_id=None):
+    """Record ``action_event`` (see :func:`update_instance`) under the
+    instance's latest action, or under ``action_id`` when the caller
+    looked it up already.
+    """
     if action_event['phase'] == 'start':
         _start_event(ctx, uuid, action_event['event'],
-                     action_event.get('host'), action_event.get('details'))
+                     action_event.get('host'), action_event.get('details'),
+                     action_id=action_id)
     else:
         _finish_event(ctx, uuid, action_event['event'],
                       action_event.get('host'),
                       action_event.get('result', 'Success'),
                       action_event.get('traceback'),
-                      action_event.get('details'))
+                      action_event.get('details'), action_id=action_id)
 
 
 def _event(row):

@@ -5,8 +5,8 @@
 
 The latest action (by creation time, then id) gets the event; an open
 event is finished in place, one never started is recorded finished, and
-a build's events are written with its guarded instance updates. The
-unit tests show this on SQLite only.
+a build's events are written with its guarded instance updates, alone or
+in a batch. The unit tests show this on SQLite only.
 """
 
 import pytest
@@ -15,6 +15,8 @@ from common.conf import CONF
 from common.db import cell_tables
 from common.db import cells
 from common.db import instance_records as records
+from common.db import instance_updates
+from common import exception
 from common.objects import instance as instance_obj
 from tests.functional.placement.conftest import database_servers  # noqa
 from tests.functional.placement.conftest import make_database  # noqa
@@ -80,3 +82,38 @@ def test_only_the_latest_action_is_finished(cell):
     assert older['action'] == 'create' and older['finish_time'] is None
     assert [(e['event'], e['finish_time']) for e in older['events']] == [
         (EVENT, None)]
+
+
+def test_a_batch_records_each_update_and_its_event(cell):
+    """Conductor RPC 1.7: several builds' updates in one transaction."""
+    ctxt = fx.ctxt()
+    ready = records.create_instance(ctxt, cell, fx.instance(),
+                                    action='create').uuid
+    deleting = records.create_instance(ctxt, cell, fx.instance(),
+                                       action='create').uuid
+    records.update_instance(ctxt, cell, deleting, {'task_state': 'deleting'})
+
+    def spawning(uuid):
+        return {'instance_uuid': uuid,
+                'values': {'task_state': instance_obj.SPAWNING},
+                'expected_task_state': instance_obj.SCHEDULING,
+                'action_event': {'phase': 'start', 'event': EVENT,
+                                 'host': 'h1'}}
+    results = instance_updates.update_instances(
+        ctxt, cell, [spawning(deleting), spawning(ready),
+                     spawning('no-such-instance')])
+    assert results[1] is None
+    assert isinstance(results[0], exception.UnexpectedTaskStateError)
+    assert isinstance(results[2], exception.InstanceNotFound)
+    assert _events(cell, ready)[1] == [(EVENT, None, 'h1', False)]
+    assert _events(cell, deleting)[1] == []
+
+    assert instance_updates.update_instances(ctxt, cell, [{
+        'instance_uuid': ready,
+        'values': {'task_state': None, 'vm_state': 'active'},
+        'expected_task_state': instance_obj.SPAWNING,
+        'action_event': {'phase': 'finish', 'event': EVENT, 'host': 'h1',
+                         'result': 'Success'}}]) == [None]
+    action, events = _events(cell, ready)
+    assert events == [(EVENT, 'Success', 'h1', True)]
+    assert action['finish_time']
