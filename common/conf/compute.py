@@ -110,18 +110,21 @@ Threads one agent uses to update its nodes in a periodic resource update:
 an agent simulating many hosts updates that many at once.
 """),
     cfg.FloatOpt('record_save_delay', default=0.2, min=0.0, help="""
-Seconds an agent collects the compute node records that builds and deletes
-changed before it saves them, all in one conductor call.
+Seconds an agent collects record changes before it sends them to the
+conductor, all in one call: the compute node records that builds and
+deletes changed, and the builds' instance updates (spawning, active).
 
-Every build changes its node's usage. Saving each change at once costs a
-conductor call and a database transaction per build; an agent simulating
-many hosts, or one host taking a burst, saves a batch instead. The records
-(what ``os-hypervisors`` shows) lag by this much; scheduling does not read
-usage from them.
+Every build changes its node's usage and updates its instance twice.
+Sending each change at once costs a conductor call and a database
+transaction per change; an agent simulating many hosts, or one host
+taking a burst, sends a batch instead. The node records (what
+``os-hypervisors`` shows) lag by this much, and each build waits up to
+this much for each of its two instance updates (a build of a real guest
+takes far longer). Scheduling does not read usage from the records.
 
 Possible values:
 
-* 0: save each change at once, in its own call.
+* 0: send each change at once, in its own call.
 * A positive number of seconds.
 """),
 ]

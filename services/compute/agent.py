@@ -25,6 +25,7 @@ from oslo_messaging import exceptions as messaging_exc
 from common import context as context_mod
 from services.compute import allocations
 from services.compute import delete
+from services.compute import instance_updater
 from services.compute import record_saver
 from services.compute import report as report_mod
 from services.compute import resource_tracker
@@ -90,6 +91,8 @@ class ComputeAgent(object):
                 scheduler=scheduler)) for host in self.hosts)
         self.records = record_saver.RecordSaver(
             self.trackers, conductor, conf.compute.record_save_delay)
+        self.instance_updates = instance_updater.InstanceUpdater(
+            conductor, conf.compute.record_save_delay)
         self.instance_locks = utils.KeyedLocks()
         builds = conf.compute.max_concurrent_builds
         # NOTE: per host, as each simulated host stands for a machine.
@@ -169,6 +172,7 @@ class ComputeAgent(object):
         save the records still pending.
         """
         self._pool.shutdown(wait=True)
+        self.instance_updates.stop()
         self.records.stop()
 
     # ------------------------------------------------------------ updates

@@ -94,7 +94,8 @@ class BuildTask(object):
         of this build's action event, recorded with the update.
 
         :param brief: the updated instance is not needed (None is
-            returned by a conductor of RPC 1.5 or later).
+            returned), and the update may go in a batch with other
+            builds' (see instance_updater).
         """
         action_event = None
         if event is not None:
@@ -102,9 +103,14 @@ class BuildTask(object):
                             'host': self.host}
             if event[0] == 'finish':
                 action_event['result'] = event[1]
-        updated = self.conductor.instance_update(
-            self.ctxt, self.uuid, values, expected_task_state=expected,
-            action_event=action_event, brief=brief)
+        if brief:
+            updated = self.agent.instance_updates.update(
+                self.ctxt, self.uuid, values, expected_task_state=expected,
+                action_event=action_event)
+        else:
+            updated = self.conductor.instance_update(
+                self.ctxt, self.uuid, values, expected_task_state=expected,
+                action_event=action_event)
         self.task_state = values.get('task_state', self.task_state)
         return updated
 

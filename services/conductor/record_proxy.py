@@ -14,6 +14,7 @@ namespace and version, so that the manager stays a thin build-flow
 dispatcher.
 """
 
+import collections
 import logging
 
 import oslo_messaging as messaging
@@ -22,14 +23,16 @@ from common.db import boot_records
 from common.db import compute_records
 from common.db import host_instances
 from common.db import instance_records
+from common.db import instance_updates
 from common import exception
 from common import servicegroup_db
+from services.conductor import rpcapi
 
 LOG = logging.getLogger(__name__)
 
 # NOTE: keep in step with ConductorManager.target (one RPC API) and the
 # version history of ConductorAPI.
-RPC_API_VERSION = '1.6'
+RPC_API_VERSION = '1.7'
 
 
 class RecordProxy(object):
@@ -162,6 +165,31 @@ class RecordProxy(object):
             return None
         instance.cell_uuid = cell_uuid
         return instance.to_primitive()
+
+    def instance_updates(self, ctxt, updates):
+        """(1.7) Several brief instance updates, one transaction per cell.
+
+        :param updates: [{'instance_uuid', 'values', 'expected_task_state'
+            (optional), 'action_event' (optional)}].
+        :returns: per update, in order: None when it happened, else an
+            error primitive (``conductor.rpcapi.update_error_primitive``):
+            one update's failure does not fail the others.
+        """
+        by_cell = collections.OrderedDict()
+        for index, update in enumerate(updates):
+            _cell, database = self._instance_db(ctxt,
+                                                update['instance_uuid'])
+            by_cell.setdefault(id(database), (database, []))[1].append(
+                index)
+        answers = [None] * len(updates)
+        for database, indexes in by_cell.values():
+            outcomes = instance_updates.update_instances(
+                ctxt, database, [updates[i] for i in indexes])
+            for index, outcome in zip(indexes, outcomes):
+                if outcome is not None:
+                    answers[index] = rpcapi.update_error_primitive(
+                        updates[index]['instance_uuid'], outcome)
+        return answers
 
     @messaging.expected_exceptions(exception.InstanceNotFound)
     def instance_destroy(self, ctxt, instance_uuid):

@@ -28,6 +28,7 @@ between the services says; callers rebuild objects with
 import oslo_messaging as messaging
 from oslo_utils import versionutils
 
+from common import exception
 from common import rpc
 
 RPC_TOPIC = 'conductor'
@@ -36,6 +37,33 @@ RECORDS_TOPIC = 'conductor_records'
 SINCE_EVER = '1970-01-01T00:00:00'
 # Release name -> the newest version that release's conductors understand.
 VERSION_ALIASES = {}
+
+
+def update_error_primitive(uuid, exc):
+    """What ``instance_updates`` answers for an update of instance
+    ``uuid`` that met ``exc``.
+    """
+    if isinstance(exc, exception.InstanceNotFound):
+        return {'error': 'InstanceNotFound', 'uuid': uuid}
+    if isinstance(exc, exception.UnexpectedTaskStateError):
+        return {'error': 'UnexpectedTaskStateError', 'uuid': uuid,
+                'expected': exc.kwargs.get('expected'),
+                'actual': exc.kwargs.get('actual')}
+    return {'error': 'ValueError', 'uuid': uuid, 'message': str(exc)}
+
+
+def _update_error(answer):
+    """The exception of an ``instance_updates`` answer (see
+    :func:`update_error_primitive`).
+    """
+    error = answer.get('error')
+    if error == 'InstanceNotFound':
+        return exception.InstanceNotFound(instance_id=answer['uuid'])
+    if error == 'UnexpectedTaskStateError':
+        return exception.UnexpectedTaskStateError(
+            instance_uuid=answer['uuid'], expected=answer.get('expected'),
+            actual=answer.get('actual'))
+    return ValueError(answer.get('message') or 'invalid update')
 
 
 def _primitive(value):
@@ -67,6 +95,9 @@ class ConductorAPI(object):
       the updated instance.
     * 1.6 - compute_nodes_save: several nodes' records in one call and
       one transaction (the agents' saves after claims, batched).
+    * 1.7 - instance_updates: several guarded instance updates (brief,
+      with their action events) in one call and one transaction per
+      cell, each answered on its own.
     """
 
     def __init__(self):
@@ -284,6 +315,27 @@ class ConductorAPI(object):
                           instance_uuid=instance_uuid, values=values,
                           expected_task_state=expected_task_state,
                           action_event=action_event)
+
+    def can_update_instances(self):
+        """True when the conductors take :meth:`instance_updates` (1.7)."""
+        return self.client.can_send_version('1.7')
+
+    def instance_updates(self, ctxt, updates):
+        """(1.7) Several brief instance_update calls in one.
+
+        :param updates: [{'instance_uuid', 'values', 'expected_task_state'
+            (optional), 'action_event' (optional)}], each as the
+            arguments of :meth:`instance_update`.
+        :returns: one entry per update, in order: None when it happened,
+            else the exception instance_update would have raised
+            (InstanceNotFound, UnexpectedTaskStateError, ValueError),
+            rebuilt here and not raised. Callers check
+            :meth:`can_update_instances` first.
+        """
+        cctxt = self._records(version='1.7')
+        answers = cctxt.call(ctxt, 'instance_updates', updates=updates)
+        return [None if answer is None else _update_error(answer)
+                for answer in answers]
 
     def _update_then_event(self, ctxt, instance_uuid, values,
                            expected_task_state, action_event):

@@ -208,6 +208,24 @@ class FakeConductor(object):
                                     action_event.get('result')))
             return None if brief else copy.deepcopy(inst)
 
+    def can_update_instances(self):
+        return getattr(self, 'batch_updates', True)
+
+    def instance_updates(self, ctxt, updates):
+        self._log('instance_updates')
+        results = []
+        for update in updates:
+            try:
+                self.instance_update(
+                    ctxt, update['instance_uuid'], update['values'],
+                    update.get('expected_task_state'),
+                    update.get('action_event'), brief=True)
+                results.append(None)
+            except (exception.InstanceNotFound,
+                    exception.UnexpectedTaskStateError, ValueError) as exc:
+                results.append(exc)
+        return results
+
     def instance_destroy(self, ctxt, instance_uuid):
         self._log('instance_destroy')
         with self.lock:

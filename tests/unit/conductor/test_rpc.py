@@ -223,6 +223,44 @@ def test_instance_records(served):
         api.instance_destroy(ctxt, uuid)
 
 
+def test_several_instance_updates_in_one_call(served):
+    """1.7: each update answered on its own, as instance_update raises."""
+    world, api = served
+    ctxt = fx.ctxt()
+    spec, instances = world.boot(2)
+    world.manager.schedule_and_build_instances(
+        ctxt, spec.to_primitive(), [i.uuid for i in instances])
+    first, second = (i.uuid for i in instances)
+    assert api.can_update_instances()
+    event = {'phase': 'start', 'event': 'compute_build_and_run_instance',
+             'host': 'h1'}
+    results = api.instance_updates(ctxt, [
+        {'instance_uuid': first, 'values': {'task_state': 'spawning'},
+         'expected_task_state': 'scheduling', 'action_event': event},
+        {'instance_uuid': second, 'values': {'task_state': 'spawning'},
+         'expected_task_state': 'deleting'},
+        {'instance_uuid': 'no-such-instance', 'values': {'host': 'h'}},
+        {'instance_uuid': second, 'values': {'uuid': 'other'}}])
+    assert results[0] is None
+    assert isinstance(results[1], exception.UnexpectedTaskStateError)
+    assert results[1].kwargs['actual'] == 'scheduling'
+    assert second in str(results[1])
+    assert isinstance(results[2], exception.InstanceNotFound)
+    assert 'no-such-instance' in str(results[2])
+    assert isinstance(results[3], ValueError)
+    assert api.instance_get(ctxt, first)['task_state'] == 'spawning'
+    assert api.instance_get(ctxt, second)['task_state'] == 'scheduling'
+    action, = instance_records.list_actions(ctxt, world.cell1, first)
+    assert [e['event'] for e in action['events']] == [
+        'compute_build_and_run_instance']
+
+    CONF.set_override('conductor', '1.6', group='upgrade_levels')
+    try:
+        assert not rpcapi.ConductorAPI().can_update_instances()
+    finally:
+        CONF.clear_override('conductor', group='upgrade_levels')
+
+
 def test_reschedule_cast(served):
     world, api = served
     ctxt = fx.ctxt()
