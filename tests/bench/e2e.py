@@ -19,7 +19,9 @@ the first POST to the last ``launched_at``), p50/p95 API-to-ACTIVE latency
 per-stage split of a sample of servers (their instance actions: API, to
 the cell = queue + conductor + scheduler, to the compute, build), the
 scheduler's own stage timings (in-process only: the explanation of every
-decision), and the CPU each process spent per server. The run fails (exit
+decision), and the CPU each process spent per server (in processes mode
+also the database server's and RabbitMQ's, shared with whatever else
+runs on the machine), with their total. The run fails (exit
 1) when a server does not become ACTIVE, placement's usage does not match,
 or the single-request rate misses the target (50 servers/s).
 
@@ -283,9 +285,10 @@ def print_phase(phase, out):
                       _fmt(sched['ms_per_decision']['p95']),
                       ', '.join('%s %.1f' % item for item in
                                 sched['stage_mean_ms'].items())))
-    out.write('  CPU ms per server        %s\n' % ', '.join(
-        '%s %.1f' % item for item in
-        sorted(phase['cpu_ms_per_server'].items())))
+    cpu = phase['cpu_ms_per_server']
+    out.write('  CPU ms per server        %s; total %.1f\n' % (', '.join(
+        '%s %.1f' % item for item in sorted(cpu.items())),
+        sum(cpu.values())))
     out.write('  load average             %s -> %s\n' % tuple(
         phase['load_average']))
     for name, summary in phase['profiles'].items():

@@ -85,6 +85,21 @@ def group_cpu_seconds(pgid):
     whatever else the shared machine runs; wall time is not. Linux /proc
     only; None elsewhere.
     """
+    return _cpu_seconds(lambda comm, fields: int(fields[2]) == pgid)
+
+
+def command_cpu_seconds(commands):
+    """User + system CPU seconds of the live processes whose command name
+    is one of ``commands`` (e.g. the database server's); None without
+    /proc.
+    """
+    return _cpu_seconds(lambda comm, fields: comm in commands)
+
+
+def _cpu_seconds(wanted):
+    """CPU seconds of the processes for which ``wanted(command name,
+    stat fields after the name)`` is true.
+    """
     total = 0
     try:
         names = os.listdir('/proc')
@@ -95,12 +110,13 @@ def group_cpu_seconds(pgid):
             continue
         try:
             with open('/proc/%s/stat' % name) as f:
-                fields = f.read().rsplit(')', 1)[1].split()
-        except (OSError, IndexError):
+                head, tail = f.read().rsplit(')', 1)
+        except (OSError, ValueError):
             continue
+        fields = tail.split()
         # Fields after the command: state, ppid, pgrp, ... utime (12th),
         # stime (13th), in clock ticks.
-        if int(fields[2]) == pgid:
+        if len(fields) > 12 and wanted(head.split('(', 1)[-1], fields):
             total += int(fields[11]) + int(fields[12])
     return total / os.sysconf('SC_CLK_TCK')
 
