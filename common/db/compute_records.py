@@ -16,6 +16,7 @@ column: datetimes as ISO 8601 strings (naive UTC) and the JSON columns
 """
 
 import datetime
+import functools
 import json
 import logging
 import uuid as uuid_lib
@@ -149,12 +150,76 @@ def _save_node(ctx, host, nodename, columns):
         **insert)).inserted_primary_key[0], node_uuid
 
 
+_LIVE_NODES_OF_HOSTS = sa.select(
+    _CN.c.id, _CN.c.uuid, _CN.c.host, _CN.c.hypervisor_hostname).where(
+    _CN.c.host.in_(sa.bindparam('p_hosts', expanding=True)),
+    _CN.c.deleted == 0)
+
+
+@functools.lru_cache(maxsize=32)
+def _node_update(columns):
+    """The UPDATE by id of ``columns`` and updated_at, built once per
+    column set: a batch's nodes share one, run as an executemany.
+    """
+    return _CN.update().where(_CN.c.id == sa.bindparam('p_id')).values(
+        {name: sa.bindparam('p_' + name)
+         for name in sorted(set(columns) | {'updated_at'})})
+
+
+def _live_nodes(ctx, keys):
+    """(host, nodename) -> (id, uuid) of the live nodes among ``keys``."""
+    hosts = sorted({host for host, _node in keys})
+    found = {}
+    for start in range(0, len(hosts), _CHUNK):
+        for row in ctx.session.execute(_LIVE_NODES_OF_HOSTS, {
+                'p_hosts': hosts[start:start + _CHUNK]}):
+            found[(row.host, row.hypervisor_hostname)] = (row.id, row.uuid)
+    return found
+
+
+def _save_many(ctx, nodes):
+    """:func:`_save_node` of each of ``nodes`` in order, with one read
+    for the nodes that exist and their updates run together.
+    """
+    if len(nodes) == 1:
+        return [_save_node(ctx, *nodes[0])]
+    known = _live_nodes(ctx, [(host, node) for host, node, _c in nodes])
+    now = timeutils.utcnow()
+    saved = []
+    pending, shape = [], None
+
+    def flush():
+        if pending:
+            ctx.session.execute(_node_update(shape), list(pending))
+            del pending[:]
+    for host, nodename, columns in nodes:
+        found = known.get((host, nodename))
+        if found is None:
+            flush()
+            saved.append(_save_node(ctx, host, nodename, columns))
+            continue
+        changes = {k: v for k, v in columns.items() if k not in _PROTECTED}
+        # NOTE: consecutive nodes with the same columns go in one
+        # executemany; a change of shape sends what is pending first, so
+        # that rows are still written in the order given.
+        if tuple(sorted(changes)) != shape:
+            flush()
+            shape = tuple(sorted(changes))
+        params = {'p_' + k: v for k, v in changes.items()}
+        params['p_id'] = found[0]
+        params['p_updated_at'] = now
+        pending.append(params)
+        saved.append(found)
+    flush()
+    return saved
+
+
 def _save_nodes(ctxt, database, nodes):
     """[(id, uuid)] of ``nodes`` [(host, nodename, columns)], one
     transaction.
     """
     def save(ctx):
-        return [_save_node(ctx, *node) for node in nodes]
+        return _save_many(ctx, nodes)
     try:
         return _write(database, save, ctxt)
     except db_exc.DBDuplicateEntry:

@@ -68,6 +68,31 @@ def test_several_nodes_saved_at_once(cell):
         'vcpus_used'] == 3
 
 
+def test_a_batch_of_known_nodes_updates_each_with_its_own_values(cell):
+    ctxt = fx.ctxt()
+    nodes = {(h, n): _save(cell, host=h, node=n)
+             for h, n in (('h1', 'a'), ('h1', 'b'), ('h2', 'c'))}
+    saved = records.save_compute_nodes(ctxt, cell, [
+        {'host': 'h1', 'nodename': 'a', 'values': {'vcpus_used': 1}},
+        {'host': 'h1', 'nodename': 'b', 'values': {'vcpus_used': 2}},
+        {'host': 'h2', 'nodename': 'c', 'values': {
+            'vcpus_used': 3, 'stats': {'num_instances': 3}}},
+        {'host': 'h2', 'nodename': 'new', 'values': dict(
+            vcpus=8, memory_mb=8192, local_gb=80, vcpus_used=4)}])
+    assert saved[:3] == [{'id': nodes[k]['id'], 'uuid': nodes[k]['uuid']}
+                         for k in (('h1', 'a'), ('h1', 'b'), ('h2', 'c'))]
+    found = {(n['host'], n['hypervisor_hostname']): n
+             for n in records.list_compute_nodes(ctxt, cell)}
+    assert [found[k]['vcpus_used'] for k in (
+        ('h1', 'a'), ('h1', 'b'), ('h2', 'c'), ('h2', 'new'))] == [
+        1, 2, 3, 4]
+    assert found[('h2', 'c')]['stats'] == {'num_instances': 3}
+    assert found[('h1', 'a')]['stats'] is None
+    assert found[('h2', 'new')]['uuid'] == saved[3]['uuid']
+    assert found[('h1', 'b')]['updated_at'] > nodes[('h1', 'b')][
+        'updated_at']
+
+
 def test_lookups_and_soft_delete(cell):
     first = _save(cell, 'h1', 'n1')
     _save(cell, 'h1', 'n2')
