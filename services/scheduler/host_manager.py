@@ -140,19 +140,42 @@ class HostManager(object):
         return self._clock()
 
     def aggregates(self, context=None):
-        """The cached aggregates, reloaded when older than max_age."""
+        """The cached aggregates, reloaded when older than max_age.
+
+        A reload that finds them changed (an update the API's cast did
+        not announce) has every cached host state reloaded on next use.
+        """
         now = self._clock()
-        if self._aggregates is None or now - self._aggregates_at > \
-                self.max_age:
-            self._aggregates = self.source.get_aggregates(context)
-            self._aggregates_at = now
-        return self._aggregates
+        known = self._aggregates
+        if known is None or now - self._aggregates_at > self.max_age:
+            fresh = self.source.get_aggregates(context)
+            with self._lock:
+                if known is not None and fresh != known:
+                    self._reload_every_state()
+                self._aggregates = fresh
+                self._aggregates_at = now
+            return fresh
+        return known
 
     def invalidate_aggregates(self):
-        """Forget aggregates (an aggregate changed: fanout cast)."""
+        """Forget aggregates (an aggregate changed: fanout cast).
+
+        NOTE: each host state carries its aggregates (zones, metadata for
+        the filters) as loaded with it, and a node whose record does not
+        change is otherwise never reloaded: every cached state is
+        reloaded on next use, so that a host put into a zone is in it for
+        the next request.
+        """
         with self._lock:
             self._aggregates = None
-            self._epoch += 1
+            self._reload_every_state()
+
+    def _reload_every_state(self):
+        # NOTE: called under self._lock. The states stay usable until
+        # their reload; pooled copies are made again.
+        self._loaded_at.clear()
+        self._record_version.clear()
+        self._epoch += 1
 
     def compute_uuids(self, host, node=None, context=None):
         """Compute node uuids of ``host`` (for forced destinations)."""
@@ -182,6 +205,9 @@ class HostManager(object):
         one load into a dozen (most of a worker's CPU at the start of a
         burst).
         """
+        # NOTE: reloads the aggregates when due, which may mark every
+        # state stale (see aggregates()).
+        self.aggregates(context)
         now = self._clock()
         with self._lock:
             stale = self._stale(compute_uuids, now)
@@ -218,12 +244,14 @@ class HostManager(object):
                 self._refresh(context, left, now)
 
     def _stale(self, compute_uuids, now):
-        """The nodes not cached, or cached longer than max_age; called
-        under self._lock.
+        """The nodes not cached, cached longer than max_age, or marked for
+        a reload (no load time); called under self._lock.
         """
+        loaded_at = self._loaded_at
+        max_age = self.max_age
         return [u for u in compute_uuids
-                if u not in self._states or
-                now - self._loaded_at.get(u, 0) > self.max_age]
+                if u not in loaded_at or u not in self._states or
+                now - loaded_at[u] > max_age]
 
     def copies(self, compute_uuids, summaries=None, snapshot_at=None,
                pool=None):

@@ -481,3 +481,28 @@ def test_memory_source_update_reloads_through_host_manager():
     source.update(fakes.host('h1', free_ram_mb=100))
     clock[0] += 11
     assert manager.get_host_states(None, ['uuid-h1'])[0].free_ram_mb == 100
+
+
+def test_an_aggregate_change_reaches_cached_host_states(world, ctx):
+    """A host put into a zone after its state was cached is in the zone
+    once the API's update_aggregates cast arrives, though its own record
+    never changed.
+    """
+    world.service('cell1', 'h1')
+    world.node('cell1', 'h1')
+    clock = [0.0]
+    manager = host_manager.HostManager(world.source(), max_age=10,
+                                       clock=lambda: clock[0])
+    [state] = manager.get_host_states(ctx, ['cn-h1'])
+    assert state.aggregate_metadata('availability_zone') == {}
+    world.aggregate('az1', ['h1'], {'availability_zone': 'az1'})
+    manager.invalidate_aggregates()
+    [state] = manager.get_host_states(ctx, ['cn-h1'])
+    assert state.aggregate_metadata('availability_zone') == {
+        'availability_zone': {'az1'}}
+    # NOTE: and without the cast, within max_age at the latest.
+    world.aggregate('az2', ['h1'], {'availability_zone': 'az2'})
+    clock[0] += 11
+    [state] = manager.get_host_states(ctx, ['cn-h1'])
+    assert state.aggregate_metadata('availability_zone') == {
+        'availability_zone': {'az1', 'az2'}}
