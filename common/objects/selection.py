@@ -16,6 +16,8 @@ class Selection(base.PrimitiveObject):
         that was claimed (first entry) or can be claimed (alternates).
     :ivar limits: resource limits the filters computed for the compute-side
         claim (e.g. ``vcpu``, ``memory_mb``, ``numa_topology``).
+    :ivar availability_zone: the host's zone as the scheduler saw it
+        (scheduler RPC 1.1; None from an older scheduler).
     """
 
     service_host: str = None
@@ -25,3 +27,4 @@ class Selection(base.PrimitiveObject):
     limits: dict = dataclasses.field(default_factory=dict)
     allocation_request: str = None
     allocation_request_version: str = None
+    availability_zone: str = None

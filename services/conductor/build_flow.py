@@ -7,7 +7,8 @@
       -> NoValidHost: every instance buried in cell0 in ERROR
       -> per instance: build request still there?
            no  -> the user deleted it: remove its allocation, done
-           yes -> instance row in the chosen host's cell (host, node, AZ)
+           yes -> instance row in the chosen host's cell (host, node, AZ;
+                  cell and zone as the scheduler names them)
                   + 'create' action -> mapping to that cell and build
                   request deleted (one api transaction; if the request
                   vanished meanwhile, undo) -> cast build_and_run_instance
@@ -91,21 +92,39 @@ def schedule_and_build_instances(conductor, ctxt, spec, instance_uuids):
         # may stay allocated for servers that will never build.
         _bury(conductor, ctxt, instances, exc, free_allocations=True)
         return {}
-    # NOTE: one read for all: the chosen hosts' cells and zones, and which
-    # build requests users deleted while the scheduler worked.
-    still, host_cells, zones = boot_records.after_scheduling(
-        ctxt, uuids, [per[0].service_host for per in selections],
-        host_zones.zones_in, database=cell_access.api)
+    still, host_cells, zones = _after_scheduling(conductor, ctxt, uuids,
+                                                 selections)
     cast = {}
     for instance, host_list in zip(instances, selections):
         try:
             if _build_one(conductor, ctxt, spec, instance, host_list,
-                          host_cells, zones, instance.uuid in still):
+                          host_cells, zones,
+                          still is None or instance.uuid in still):
                 cast[instance.uuid] = host_list[0].service_host
         except Exception as exc:
             LOG.exception('Failed to start the build of %s', instance.uuid)
             _fail_build(conductor, ctxt, instance, exc)
     return cast
+
+
+def _after_scheduling(conductor, ctxt, uuids, selections):
+    """(build requests still there or None, host -> cell, host -> zone)
+    of the chosen hosts.
+
+    NOTE: a scheduler of RPC 1.1 names each host's cell and zone, as its
+    host states have them (zones follow the API's aggregate casts); then
+    nothing is read here, and a server deleted while the scheduler
+    worked is found when its build request is finished (None: not
+    checked yet). An older scheduler's choices take one read of the api
+    database for all three.
+    """
+    chosen = [per[0] for per in selections]
+    if all(s.cell_uuid and s.availability_zone for s in chosen):
+        return None, {}, {s.service_host: s.availability_zone
+                          for s in chosen}
+    return boot_records.after_scheduling(
+        ctxt, uuids, [s.service_host for s in chosen], host_zones.zones_in,
+        database=conductor.cells.api)
 
 
 def _bury(conductor, ctxt, instances, exc, free_allocations=False):

@@ -1,21 +1,18 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""The availability zone of a compute host, as an instance records it.
+"""The availability zone of compute hosts, read from the api database.
 
-A zone is a host aggregate with ``availability_zone`` metadata; a host in
-no such aggregate is in ``[DEFAULT] default_availability_zone``. A host in
-several zone aggregates gets their names joined with commas in name
-order, as upstream shows it.
+For the hosts a scheduler older than RPC 1.1 chose without naming their
+zones; the rule is :func:`common.zones.zone_name`'s.
 """
 
 import sqlalchemy as sa
 
-import common.conf
 from common.db import api_tables
+from common import zones
 
-CONF = common.conf.CONF
-AZ_KEY = 'availability_zone'
+AZ_KEY = zones.AZ_KEY
 _CHUNK = 500
 
 
@@ -40,5 +37,4 @@ def zones_in(ctx, hosts):
     in the api database transaction ``ctx`` has open.
     """
     found = _zones(ctx, hosts) if hosts else {}
-    return {host: ','.join(sorted(found[host])) if host in found
-            else CONF.default_availability_zone for host in hosts}
+    return {host: zones.zone_name(found.get(host)) for host in hosts}

@@ -16,6 +16,8 @@ import typing
 
 from oslo_utils import timeutils
 
+from common import zones
+
 
 @dataclasses.dataclass
 class Aggregate(object):
@@ -118,6 +120,11 @@ class HostState(object):
                 else:
                     values.add(value)
         return result
+
+    def availability_zone(self):
+        """The zone an instance placed here records (see common.zones)."""
+        return zones.zone_name(
+            self.aggregate_metadata(zones.AZ_KEY).get(zones.AZ_KEY))
 
     def consume_from_request(self, spec, numa_fit=None, pci_consume=None):
         """Subtract one instance of ``spec`` from this host's free resources.

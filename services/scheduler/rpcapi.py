@@ -1,12 +1,7 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""Client side of the scheduler RPC API.
-
-API version history:
-
-* 1.0 - Initial version: select_destinations, explain,
-  update_aggregates, update_instance_info, delete_instance_info.
+"""Client side of the scheduler RPC API (version history: SchedulerAPI).
 """
 
 import oslo_messaging as messaging
@@ -20,7 +15,16 @@ VERSION_ALIASES = {}
 
 
 class SchedulerAPI(object):
-    """What other services call on the schedulers."""
+    """What other services call on the schedulers.
+
+    API version history:
+
+    * 1.0 - Initial version: select_destinations, explain,
+      update_aggregates, update_instance_info, delete_instance_info.
+    * 1.1 - select_destinations: each Selection also carries its host's
+      availability_zone, so that the conductor need not look it up.
+      Same arguments; an older scheduler answers without it.
+    """
 
     def __init__(self, select_timeout=None):
         """
@@ -40,7 +44,7 @@ class SchedulerAPI(object):
         :param instance_uuids: one uuid per instance; each is the placement
             consumer of its claim.
         :returns: per instance, a list of Selection (chosen first, then the
-            alternates).
+            alternates); from a 1.0 scheduler without availability_zone.
         :raises common.exception.NoValidHost: with the
             scheduler's explanation in ``explanation``.
         """
@@ -49,7 +53,8 @@ class SchedulerAPI(object):
         options = rpc.long_call_options()
         if self.select_timeout:
             options['timeout'] = self.select_timeout
-        cctxt = self.client.prepare(version='1.0', **options)
+        version = '1.1' if self.client.can_send_version('1.1') else '1.0'
+        cctxt = self.client.prepare(version=version, **options)
         result = cctxt.call(ctxt, 'select_destinations',
                             request_spec=spec.to_primitive(),
                             instance_uuids=list(instance_uuids),

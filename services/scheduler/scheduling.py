@@ -500,4 +500,5 @@ def _selection(host, alloc_req, version):
         compute_node_uuid=host.uuid, cell_uuid=host.cell_uuid,
         limits=dict(host.limits),
         allocation_request=json.dumps(alloc_req),
-        allocation_request_version=version)
+        allocation_request_version=version,
+        availability_zone=host.availability_zone())

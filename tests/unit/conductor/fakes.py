@@ -176,6 +176,9 @@ class FakeScheduler(object):
         self.calls = []
         self.fail = None
         self.before = None
+        # NOTE: None answers as a scheduler of RPC 1.0 does; a dict
+        # (host -> zone, 'nova' for others) as one of 1.1.
+        self.zones = None
 
     def select_destinations(self, ctxt, spec, uuids, return_alternates):
         self.calls.append((spec.to_primitive(), list(uuids)))
@@ -188,6 +191,10 @@ class FakeScheduler(object):
             order = self.hosts[index % len(self.hosts):] + \
                 self.hosts[:index % len(self.hosts)]
             selections = [self._selection(spec, h) for h in order]
+            if self.zones is not None:
+                for selection in selections:
+                    selection.availability_zone = self.zones.get(
+                        selection.service_host, 'nova')
             self.placement.put('/allocations/%s' % uuid, {
                 'allocations': json.loads(
                     selections[0].allocation_request)['allocations'],

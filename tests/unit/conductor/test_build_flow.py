@@ -61,6 +61,48 @@ def test_instances_land_in_the_cell_of_their_hosts(world):
     assert world.scheduler.calls[0][0]['num_instances'] == 2
 
 
+def test_the_scheduler_names_the_zones_and_cells(world, monkeypatch):
+    """Scheduler RPC 1.1: zones and cells come with the selections; the
+    api database is not asked.
+    """
+    world.scheduler.zones = {'h1': 'az9'}
+
+    def not_read(*args, **kwargs):
+        raise AssertionError('after_scheduling read')
+    monkeypatch.setattr(build_flow.boot_records, 'after_scheduling',
+                        not_read)
+    boot_records.delete_host_mapping(fx.ctxt(), 'h2', database=world.api)
+    spec, instances = world.boot(2)
+    assert _run(world, spec, instances) == {
+        instances[0].uuid: 'h1', instances[1].uuid: 'h2'}
+    zones = [instance_records.get_instance(
+        fx.ctxt(), world.cell1, i.uuid).availability_zone
+        for i in instances]
+    assert zones == ['az9', 'nova']
+    assert world.mapping(instances[1].uuid)['cell_uuid'] == fakes.CELL1_UUID
+
+
+def test_deleted_while_scheduling_is_undone_with_named_zones(world):
+    """Without the read after scheduling, the deleted build request is
+    found when it is finished: no build, no claim, no live instance.
+    """
+    world.scheduler.zones = {}
+    spec, instances = world.boot(2)
+    gone = instances[1].uuid
+
+    def user_deletes(_spec, _uuids):
+        boot_records.delete_build_request(fx.ctxt(), gone,
+                                          database=world.api)
+    world.scheduler.before = user_deletes
+    cast = _run(world, spec, instances)
+    assert list(cast) == [instances[0].uuid]
+    assert [b['instance']['uuid'] for b in world.compute.builds] == [
+        instances[0].uuid]
+    assert world.placement.allocations(gone) == {}
+    assert instance_records.get_instance(fx.ctxt(), world.cell1, gone,
+                                         read_deleted=True).deleted
+
+
 def test_no_valid_host_buries_every_instance_in_cell0(world):
     spec, instances = world.boot(2)
     world.scheduler.fail = fakes.no_valid_host()

@@ -56,6 +56,19 @@ def make(hosts, filters=None, placement=None, aggregates=()):
         loading.load_weighers(['all'])), placement
 
 
+def test_selections_name_their_hosts_zones():
+    """Scheduler RPC 1.1: the conductor records the zone it is told."""
+    zone = fakes.aggregate(metadata={'availability_zone': 'az1'})
+    other = fakes.aggregate(metadata={'availability_zone': 'az0'})
+    hosts = [fakes.host('zoned', aggregates=[zone, other]),
+             fakes.host('plain')]
+    scheduler, _placement = make(hosts, filters=[])
+    selections, _record = scheduler.select_destinations(
+        None, fakes.spec(), ['i1'])
+    assert {s.service_host: s.availability_zone
+            for s in selections[0]} == {'zoned': 'az0,az1', 'plain': 'nova'}
+
+
 def test_selects_the_host_with_most_free_ram_and_claims_it():
     hosts = [fakes.host('small', total_usable_ram_mb=4096),
              fakes.host('big', total_usable_ram_mb=65536)]
