@@ -14,6 +14,13 @@ Every function takes the request context first and an optional
 ``database`` (the api :class:`common.db.api.Database`; by default
 ``common.db.cells.api_db`` configured from ``[api_database]``), so that a
 service or a test may use a database of its own.
+
+Most of these run once or twice per server built, so their statements
+are built once, here, with bound parameters (``sa.bindparam``; an
+expanding one for IN lists), and run on a bare Core connection
+(``Database.reader_connection`` / ``writer_connection``): building a
+statement and its cache key at every call, and an ORM Session per
+transaction, cost the API and the conductor more CPU than the SQL.
 """
 
 import json
@@ -50,17 +57,87 @@ _RETRY = oslo_db_api.wrap_db_retry(max_retries=5, retry_interval=0.05,
 # every backend's bound-parameter limit.
 _CHUNK = 500
 
+# --- statements, built once (parameters are bound at execution) -------------
+
+# NOTE: parameter names differ from the column names of the table an
+# INSERT or UPDATE writes: SQLAlchemy reserves those for the VALUES/SET.
+_INSERT_BUILD_REQUESTS = _BR.insert()
+_INSERT_REQUEST_SPECS = _RS.insert()
+_INSERT_MAPPINGS = _IM.insert()
+_BUILD_REQUEST = sa.select(_BR).where(
+    _BR.c.instance_uuid == sa.bindparam('uuid'))
+_BUILD_REQUESTS = sa.select(_BR).where(
+    _BR.c.instance_uuid.in_(sa.bindparam('uuids', expanding=True)))
+_BUILD_REQUESTS_LEFT = sa.select(_BR.c.instance_uuid).where(
+    _BR.c.instance_uuid.in_(sa.bindparam('uuids', expanding=True)))
+_DELETE_BUILD_REQUEST = _BR.delete().where(
+    _BR.c.instance_uuid == sa.bindparam('uuid'))
+_CELL_ID = sa.select(_CM.c.id).where(_CM.c.uuid == sa.bindparam('cell_uuid'))
+# NOTE: the cell's id found by the UPDATE itself, one round trip less per
+# build; an unknown cell updates nothing (see finish_build_request).
+_MAP_TO_CELL = _IM.update().where(
+    _IM.c.instance_uuid == sa.bindparam('uuid'),
+    sa.exists().where(_CM.c.uuid == sa.bindparam('cell_uuid'))).values(
+        cell_id=_CELL_ID.scalar_subquery(), updated_at=sa.bindparam('now'))
+_REQUEST_SPECS = sa.select(_RS.c.instance_uuid, _RS.c.spec).where(
+    _RS.c.instance_uuid.in_(sa.bindparam('uuids', expanding=True)))
+_UPDATE_REQUEST_SPEC = _RS.update().where(
+    _RS.c.instance_uuid == sa.bindparam('uuid')).values(
+        spec=sa.bindparam('text'), updated_at=sa.bindparam('now'))
+_MAPPINGS = sa.select(
+    _IM.c.instance_uuid, _IM.c.project_id, _IM.c.user_id,
+    _IM.c.queued_for_delete, _IM.c.created_at,
+    _CM.c.uuid.label('cell_uuid')).select_from(
+    _IM.outerjoin(_CM, _IM.c.cell_id == _CM.c.id))
+_MAPPING = _MAPPINGS.where(_IM.c.instance_uuid == sa.bindparam('uuid'))
+_MAPPINGS_OF = _MAPPINGS.where(
+    _IM.c.instance_uuid.in_(sa.bindparam('uuids', expanding=True)))
+_SET_MAPPING_CELL = _IM.update().where(
+    _IM.c.instance_uuid == sa.bindparam('uuid')).values(
+        cell_id=sa.bindparam('cell'), updated_at=sa.bindparam('now'))
+_SET_QUEUED_FOR_DELETE = _IM.update().where(
+    _IM.c.instance_uuid == sa.bindparam('uuid')).values(
+        queued_for_delete=sa.bindparam('queued'),
+        updated_at=sa.bindparam('now'))
+_DELETE_MAPPING = _IM.delete().where(
+    _IM.c.instance_uuid == sa.bindparam('uuid'))
+_HOST_CELLS = sa.select(_HM.c.host, _CM.c.uuid).select_from(
+    _HM.join(_CM, _HM.c.cell_id == _CM.c.id))
+_HOST_CELL = _HOST_CELLS.where(_HM.c.host == sa.bindparam('name'))
+_HOST_CELLS_OF = _HOST_CELLS.where(
+    _HM.c.host.in_(sa.bindparam('names', expanding=True)))
+_DELETE_HOST_MAPPING = _HM.delete().where(
+    _HM.c.host == sa.bindparam('name'))
+# NOTE: quota counting (twice per boot) sums the sizes the database keeps;
+# only build requests written before those columns existed are read.
+_BUILDING = _BR.c.project_id == sa.bindparam('project_id')
+_BUILDING_SIZES = sa.select(
+    sa.func.count(_BR.c.vcpus), sa.func.sum(_BR.c.vcpus),
+    sa.func.sum(_BR.c.memory_mb), sa.func.count()).where(_BUILDING)
+_BUILDING_UNSIZED = sa.select(_BR).where(_BUILDING, _BR.c.vcpus.is_(None))
+
 
 def _db(database):
     return database or cells.configure_api()
 
 
 def _read(database, fn, ctxt, *args):
+    """``fn(ctx, *args)`` in a read transaction with an ORM Session
+    (``ctx.session``), for callers' functions that need one.
+    """
     return _db(database).reader(fn)(ctxt, *args)
 
 
+def _read_core(database, fn, ctxt, *args):
+    """``fn(ctx, *args)`` in a read transaction on ``ctx.connection``."""
+    return _db(database).reader_connection(fn)(ctxt, *args)
+
+
 def _write(database, fn, ctxt, *args):
-    return _RETRY(_db(database).writer(fn))(ctxt, *args)
+    """``fn(ctx, *args)`` in a write transaction on ``ctx.connection``,
+    run again after a deadlock.
+    """
+    return _RETRY(_db(database).writer_connection(fn))(ctxt, *args)
 
 
 def _chunks(values):
@@ -73,13 +150,13 @@ def _dumps(value):
     return json.dumps(value, separators=(',', ':'), sort_keys=True)
 
 
-def _cell_id(ctxt, cell_uuid):
+def _cell_id(conn, cell_uuid):
     """The id of a cell mapping, for the foreign keys.
 
+    :param conn: the transaction's Connection (or Session).
     :raises common.db.cells.CellMappingNotFound: for an unknown uuid.
     """
-    found = ctxt.session.execute(
-        sa.select(_CM.c.id).where(_CM.c.uuid == cell_uuid)).scalar()
+    found = conn.execute(_CELL_ID, {'cell_uuid': cell_uuid}).scalar()
     if found is None:
         raise cells.CellMappingNotFound(uuid=cell_uuid)
     return found
@@ -111,10 +188,12 @@ def create_build_requests(ctxt, items, database=None):
             queued_for_delete=False, created_at=now))
 
     def create(ctx):
-        # NOTE: one statement per table for a whole multi-create.
-        ctx.session.execute(_BR.insert(), requests)
-        ctx.session.execute(_RS.insert(), specs)
-        ctx.session.execute(_IM.insert(), mappings)
+        # NOTE: one statement per table for a whole multi-create (an
+        # executemany, which the drivers send as one multi-row INSERT).
+        conn = ctx.connection
+        conn.execute(_INSERT_BUILD_REQUESTS, requests)
+        conn.execute(_INSERT_REQUEST_SPECS, specs)
+        conn.execute(_INSERT_MAPPINGS, mappings)
     _write(database, create, ctxt)
 
 
@@ -128,9 +207,8 @@ def _build_request(row):
 def get_build_request(ctxt, uuid, database=None):
     """The instance a build request holds, or None when there is none."""
     def fetch(ctx):
-        return ctx.session.execute(sa.select(_BR).where(
-            _BR.c.instance_uuid == uuid)).first()
-    row = _read(database, fetch, ctxt)
+        return ctx.connection.execute(_BUILD_REQUEST, {'uuid': uuid}).first()
+    row = _read_core(database, fetch, ctxt)
     return None if row is None else _build_request(row)
 
 
@@ -139,11 +217,11 @@ def get_build_requests(ctxt, uuids, database=None):
     def fetch(ctx):
         rows = []
         for chunk in _chunks(uuids):
-            rows.extend(ctx.session.execute(sa.select(_BR).where(
-                _BR.c.instance_uuid.in_(chunk))))
+            rows.extend(ctx.connection.execute(_BUILD_REQUESTS,
+                                               {'uuids': chunk}))
         return rows
     return {row.instance_uuid: _build_request(row)
-            for row in _read(database, fetch, ctxt)}
+            for row in _read_core(database, fetch, ctxt)}
 
 
 def after_scheduling(ctxt, uuids, hosts, zones_in, database=None):
@@ -158,13 +236,15 @@ def after_scheduling(ctxt, uuids, hosts, zones_in, database=None):
     """
     hosts = sorted(set(h for h in hosts if h))
 
+    # NOTE: a Session transaction, as ``zones_in`` reads ``ctx.session``;
+    # the statements here run on its connection.
     def fetch(ctx):
+        conn = ctx.session.connection()
         still = set()
         for chunk in _chunks(uuids):
-            still.update(ctx.session.execute(
-                sa.select(_BR.c.instance_uuid).where(
-                    _BR.c.instance_uuid.in_(chunk))).scalars())
-        return still, _host_cells(ctx, hosts), zones_in(ctx, hosts)
+            still.update(conn.execute(_BUILD_REQUESTS_LEFT,
+                                      {'uuids': chunk}).scalars())
+        return still, _host_cells(conn, hosts), zones_in(ctx, hosts)
     return _read(database, fetch, ctxt)
 
 
@@ -175,8 +255,9 @@ def list_build_requests(ctxt, project_id=None, database=None):
         query = sa.select(_BR).order_by(_BR.c.id)
         if project_id is not None:
             query = query.where(_BR.c.project_id == project_id)
-        return list(ctx.session.execute(query))
-    return [_build_request(row) for row in _read(database, fetch, ctxt)]
+        return list(ctx.connection.execute(query))
+    return [_build_request(row)
+            for row in _read_core(database, fetch, ctxt)]
 
 
 def count_build_requests(ctxt, project_id, database=None):
@@ -186,13 +267,15 @@ def count_build_requests(ctxt, project_id, database=None):
     database (:func:`instance_records.sum_sizes`); only a request written
     before the sizes were columns is read from its JSON.
     """
-    def flavor_of(row):
-        return orjson.loads(row.instance).get('flavor')
-
     def fetch(ctx):
         return instance_records.sum_sizes(
-            ctx, _BR, _BR.c.project_id == project_id, flavor_of)
-    return _read(database, fetch, ctxt)
+            ctx.connection, _BUILDING_SIZES, _BUILDING_UNSIZED,
+            {'project_id': project_id}, _flavor_of_build_request)
+    return _read_core(database, fetch, ctxt)
+
+
+def _flavor_of_build_request(row):
+    return orjson.loads(row.instance).get('flavor')
 
 
 def delete_build_request(ctxt, uuid, database=None):
@@ -202,8 +285,8 @@ def delete_build_request(ctxt, uuid, database=None):
         to notice a user's delete that raced the build.
     """
     def delete(ctx):
-        return ctx.session.execute(_BR.delete().where(
-            _BR.c.instance_uuid == uuid)).rowcount > 0
+        return ctx.connection.execute(_DELETE_BUILD_REQUEST,
+                                      {'uuid': uuid}).rowcount > 0
     return _write(database, delete, ctxt)
 
 
@@ -214,21 +297,18 @@ def finish_build_request(ctxt, uuid, cell_uuid, database=None):
         gone (the user deleted the server while it was scheduled).
     """
     def finish(ctx):
-        deleted = ctx.session.execute(_BR.delete().where(
-            _BR.c.instance_uuid == uuid)).rowcount
+        conn = ctx.connection
+        deleted = conn.execute(_DELETE_BUILD_REQUEST,
+                               {'uuid': uuid}).rowcount
         if not deleted:
             return False
-        # NOTE: the cell's id found by the UPDATE itself, one round trip
-        # less per build; an unknown cell updates nothing and is told
-        # apart from a missing mapping only then.
-        mapped = ctx.session.execute(_IM.update().where(
-            _IM.c.instance_uuid == uuid,
-            sa.exists().where(_CM.c.uuid == cell_uuid)).values(
-                cell_id=sa.select(_CM.c.id).where(
-                    _CM.c.uuid == cell_uuid).scalar_subquery(),
-                updated_at=timeutils.utcnow())).rowcount
+        # NOTE: an unknown cell updates nothing and is told apart from a
+        # missing mapping only then.
+        mapped = conn.execute(_MAP_TO_CELL, {
+            'uuid': uuid, 'cell_uuid': cell_uuid,
+            'now': timeutils.utcnow()}).rowcount
         if not mapped:
-            _cell_id(ctx, cell_uuid)
+            _cell_id(conn, cell_uuid)
         return True
     return _write(database, finish, ctxt)
 
@@ -249,12 +329,11 @@ def get_request_specs(ctxt, uuids, database=None):
     def fetch(ctx):
         rows = []
         for chunk in _chunks(uuids):
-            rows.extend(ctx.session.execute(
-                sa.select(_RS.c.instance_uuid, _RS.c.spec).where(
-                    _RS.c.instance_uuid.in_(chunk))))
+            rows.extend(ctx.connection.execute(_REQUEST_SPECS,
+                                               {'uuids': chunk}))
         return rows
     return {row.instance_uuid: spec_obj.RequestSpec.from_primitive(
-        json.loads(row.spec)) for row in _read(database, fetch, ctxt)}
+        json.loads(row.spec)) for row in _read_core(database, fetch, ctxt)}
 
 
 def save_request_spec(ctxt, uuid, spec, database=None):
@@ -263,19 +342,12 @@ def save_request_spec(ctxt, uuid, spec, database=None):
 
     def save(ctx):
         now = timeutils.utcnow()
-        updated = ctx.session.execute(_RS.update().where(
-            _RS.c.instance_uuid == uuid).values(spec=text, updated_at=now))
+        updated = ctx.connection.execute(_UPDATE_REQUEST_SPEC, {
+            'uuid': uuid, 'text': text, 'now': now})
         if not updated.rowcount:
-            ctx.session.execute(_RS.insert().values(
-                instance_uuid=uuid, spec=text, created_at=now))
+            ctx.connection.execute(_INSERT_REQUEST_SPECS, {
+                'instance_uuid': uuid, 'spec': text, 'created_at': now})
     _write(database, save, ctxt)
-
-
-def _mapping_query():
-    return sa.select(_IM.c.instance_uuid, _IM.c.project_id, _IM.c.user_id,
-                     _IM.c.queued_for_delete, _IM.c.created_at,
-                     _CM.c.uuid.label('cell_uuid')).select_from(
-        _IM.outerjoin(_CM, _IM.c.cell_id == _CM.c.id))
 
 
 def _mapping(row):
@@ -289,9 +361,8 @@ def get_instance_mapping(ctxt, uuid, database=None):
     queued_for_delete} of an instance, or None when it has no mapping.
     """
     def fetch(ctx):
-        return ctx.session.execute(_mapping_query().where(
-            _IM.c.instance_uuid == uuid)).first()
-    row = _read(database, fetch, ctxt)
+        return ctx.connection.execute(_MAPPING, {'uuid': uuid}).first()
+    row = _read_core(database, fetch, ctxt)
     return None if row is None else _mapping(row)
 
 
@@ -300,24 +371,24 @@ def get_instance_mappings(ctxt, uuids, database=None):
     def fetch(ctx):
         rows = []
         for chunk in _chunks(uuids):
-            rows.extend(ctx.session.execute(_mapping_query().where(
-                _IM.c.instance_uuid.in_(chunk))))
+            rows.extend(ctx.connection.execute(_MAPPINGS_OF,
+                                               {'uuids': chunk}))
         return rows
     return {row.instance_uuid: _mapping(row)
-            for row in _read(database, fetch, ctxt)}
+            for row in _read_core(database, fetch, ctxt)}
 
 
 def list_instance_mappings(ctxt, project_id=None, cell_uuid=None,
                            database=None):
     """Mapping dicts (of one project, of one cell), oldest first."""
     def fetch(ctx):
-        query = _mapping_query().order_by(_IM.c.id)
+        query = _MAPPINGS.order_by(_IM.c.id)
         if project_id is not None:
             query = query.where(_IM.c.project_id == project_id)
         if cell_uuid is not None:
             query = query.where(_CM.c.uuid == cell_uuid)
-        return list(ctx.session.execute(query))
-    return [_mapping(row) for row in _read(database, fetch, ctxt)]
+        return list(ctx.connection.execute(query))
+    return [_mapping(row) for row in _read_core(database, fetch, ctxt)]
 
 
 def set_instance_mapping_cell(ctxt, uuid, cell_uuid, database=None):
@@ -336,12 +407,11 @@ def set_instance_mappings_cell(ctxt, uuids, cell_uuid, database=None):
         instance without a mapping (nothing is changed then).
     """
     def update(ctx):
-        cell_id = _cell_id(ctx, cell_uuid)
+        cell_id = _cell_id(ctx.connection, cell_uuid)
         now = timeutils.utcnow()
         for uuid in uuids:
-            if not ctx.session.execute(_IM.update().where(
-                    _IM.c.instance_uuid == uuid).values(
-                        cell_id=cell_id, updated_at=now)).rowcount:
+            if not ctx.connection.execute(_SET_MAPPING_CELL, {
+                    'uuid': uuid, 'cell': cell_id, 'now': now}).rowcount:
                 raise exception.InstanceMappingNotFound(uuid=uuid)
     _write(database, update, ctxt)
 
@@ -353,11 +423,12 @@ def create_instance_mapping(ctxt, uuid, project_id, cell_uuid=None,
     :raises oslo_db.exception.DBDuplicateEntry: it exists already.
     """
     def create(ctx):
-        cell_id = None if cell_uuid is None else _cell_id(ctx, cell_uuid)
-        ctx.session.execute(_IM.insert().values(
-            instance_uuid=uuid, cell_id=cell_id, project_id=project_id,
-            user_id=user_id, queued_for_delete=False,
-            created_at=timeutils.utcnow()))
+        cell_id = None if cell_uuid is None else _cell_id(ctx.connection,
+                                                          cell_uuid)
+        ctx.connection.execute(_INSERT_MAPPINGS, {
+            'instance_uuid': uuid, 'cell_id': cell_id,
+            'project_id': project_id, 'user_id': user_id,
+            'queued_for_delete': False, 'created_at': timeutils.utcnow()})
     _write(database, create, ctxt)
 
 
@@ -367,10 +438,9 @@ def set_queued_for_delete(ctxt, uuid, queued=True, database=None):
     :returns: False when the instance has no mapping.
     """
     def update(ctx):
-        return ctx.session.execute(_IM.update().where(
-            _IM.c.instance_uuid == uuid).values(
-                queued_for_delete=queued,
-                updated_at=timeutils.utcnow())).rowcount > 0
+        return ctx.connection.execute(_SET_QUEUED_FOR_DELETE, {
+            'uuid': uuid, 'queued': queued,
+            'now': timeutils.utcnow()}).rowcount > 0
     return _write(database, update, ctxt)
 
 
@@ -381,8 +451,8 @@ def delete_instance_mapping(ctxt, uuid, database=None):
     request was deleted before it got one); others keep theirs.
     """
     def delete(ctx):
-        return ctx.session.execute(_IM.delete().where(
-            _IM.c.instance_uuid == uuid)).rowcount > 0
+        return ctx.connection.execute(_DELETE_MAPPING,
+                                      {'uuid': uuid}).rowcount > 0
     return _write(database, delete, ctxt)
 
 
@@ -391,38 +461,37 @@ def delete_instance_mapping(ctxt, uuid, database=None):
 def get_host_mapping(ctxt, host, database=None):
     """The uuid of the cell ``host`` is mapped to, or None."""
     def fetch(ctx):
-        return ctx.session.execute(
-            sa.select(_CM.c.uuid).select_from(
-                _HM.join(_CM, _HM.c.cell_id == _CM.c.id)).where(
-                _HM.c.host == host)).scalar()
-    return _read(database, fetch, ctxt)
+        row = ctx.connection.execute(_HOST_CELL, {'name': host}).first()
+        return None if row is None else row.uuid
+    return _read_core(database, fetch, ctxt)
 
 
-def _host_cells(ctx, hosts):
+def _host_cells(conn, hosts):
+    """host -> cell uuid of the mapped ``hosts``, on ``conn``."""
     found = {}
     for chunk in _chunks(hosts):
-        for host, cell_uuid in ctx.session.execute(
-                sa.select(_HM.c.host, _CM.c.uuid).select_from(
-                    _HM.join(_CM, _HM.c.cell_id == _CM.c.id)).where(
-                    _HM.c.host.in_(chunk))):
+        for host, cell_uuid in conn.execute(_HOST_CELLS_OF,
+                                            {'names': chunk}):
             found[host] = cell_uuid
     return found
 
 
 def get_host_mappings(ctxt, hosts, database=None):
     """host -> cell uuid, for the mapped ones among ``hosts``."""
-    return _read(database, _host_cells, ctxt, list(hosts))
+    def fetch(ctx):
+        return _host_cells(ctx.connection, list(hosts))
+    return _read_core(database, fetch, ctxt)
 
 
 def list_host_mappings(ctxt, cell_uuid=None, database=None):
     """[(host, cell uuid)] in host order (of one cell)."""
     def fetch(ctx):
-        query = sa.select(_HM.c.host, _CM.c.uuid).select_from(
-            _HM.join(_CM, _HM.c.cell_id == _CM.c.id)).order_by(_HM.c.host)
+        query = _HOST_CELLS.order_by(_HM.c.host)
         if cell_uuid is not None:
             query = query.where(_CM.c.uuid == cell_uuid)
-        return [(row.host, row.uuid) for row in ctx.session.execute(query)]
-    return _read(database, fetch, ctxt)
+        return [(row.host, row.uuid)
+                for row in ctx.connection.execute(query)]
+    return _read_core(database, fetch, ctxt)
 
 
 def create_host_mapping(ctxt, host, cell_uuid, database=None):
@@ -432,8 +501,8 @@ def create_host_mapping(ctxt, host, cell_uuid, database=None):
     :raises common.db.cells.CellMappingNotFound: unknown cell.
     """
     def create(ctx):
-        ctx.session.execute(_HM.insert().values(
-            cell_id=_cell_id(ctx, cell_uuid), host=host,
+        ctx.connection.execute(_HM.insert().values(
+            cell_id=_cell_id(ctx.connection, cell_uuid), host=host,
             created_at=timeutils.utcnow()))
     try:
         _write(database, create, ctxt)
@@ -450,8 +519,8 @@ def create_host_mapping(ctxt, host, cell_uuid, database=None):
 def delete_host_mapping(ctxt, host, database=None):
     """Remove the host mapping of ``host``; False when there was none."""
     def delete(ctx):
-        return ctx.session.execute(_HM.delete().where(
-            _HM.c.host == host)).rowcount > 0
+        return ctx.connection.execute(_DELETE_HOST_MAPPING,
+                                      {'name': host}).rowcount > 0
     return _write(database, delete, ctxt)
 
 

@@ -427,24 +427,26 @@ def destroy_instance(ctxt, database, uuid):
     return write(database, destroy, ctxt)
 
 
-def sum_sizes(ctx, table, where, flavor_of):
-    """(rows, cores, RAM MiB) of the rows of ``table`` matching ``where``.
+def sum_sizes(conn, totals, unsized, params, flavor_of):
+    """(rows, cores, RAM MiB) of the rows a quota count selects.
 
     Summed by the database from the table's vcpus and memory_mb columns;
     a row without them (written before they existed) is counted from
     ``flavor_of(row)``, its flavor primitive.
+
+    :param conn: the transaction's Connection (or Session).
+    :param totals: SELECT count(vcpus), sum(vcpus), sum(memory_mb),
+        count(*) of the counted rows, built once by the caller.
+    :param unsized: SELECT of the counted rows whose vcpus is NULL.
+    :param params: the bound parameters of both statements.
     """
     # NOTE: COUNT(vcpus) counts the rows that have the columns; only when
     # some lack them is a second query needed.
-    totals = ctx.session.execute(
-        sa.select(sa.func.count(table.c.vcpus), sa.func.sum(table.c.vcpus),
-                  sa.func.sum(table.c.memory_mb), sa.func.count())
-        .where(where)).one()
-    count, cores, ram = (int(totals[0] or 0), int(totals[1] or 0),
-                         int(totals[2] or 0))
-    if totals[0] != totals[3]:
-        for row in ctx.session.execute(sa.select(table).where(
-                where, table.c.vcpus.is_(None))):
+    found = conn.execute(totals, params).one()
+    count, cores, ram = (int(found[0] or 0), int(found[1] or 0),
+                         int(found[2] or 0))
+    if found[0] != found[3]:
+        for row in conn.execute(unsized, params):
             sizes = flavor_sizes(flavor_of(row))
             count += 1
             cores += sizes['vcpus']
@@ -452,16 +454,25 @@ def sum_sizes(ctx, table, where, flavor_of):
     return count, cores, ram
 
 
+# NOTE: the quota count runs for every cell twice per boot: its statements
+# are built once (building them cost more CPU than running them).
+_LIVE_OF_PROJECT = sa.and_(_IN.c.project_id == sa.bindparam('project_id'),
+                           _IN.c.deleted == 0)
+_LIVE_SIZES = sa.select(
+    sa.func.count(_IN.c.vcpus), sa.func.sum(_IN.c.vcpus),
+    sa.func.sum(_IN.c.memory_mb), sa.func.count()).where(_LIVE_OF_PROJECT)
+_LIVE_UNSIZED = sa.select(_IN).where(_LIVE_OF_PROJECT, _IN.c.vcpus.is_(None))
+
+
 def count_instances_by_project(ctxt, database, project_id):
     """(instances, cores, ram MiB) of a project's live instances here."""
-    live = sa.and_(_IN.c.project_id == project_id, _IN.c.deleted == 0)
-
     def flavor_of(row):
         return decode_json(row.flavor, None, 'flavor of %s' % row.uuid)
 
     def fetch(ctx):
-        return sum_sizes(ctx, _IN, live, flavor_of)
-    return database.reader(fetch)(ctxt)
+        return sum_sizes(ctx.connection, _LIVE_SIZES, _LIVE_UNSIZED,
+                         {'project_id': project_id}, flavor_of)
+    return database.reader_connection(fetch)(ctxt)
 
 
 # --- faults ----------------------------------------------------------------

@@ -58,6 +58,50 @@ def test_multi_create_is_all_or_nothing(api):
                                           database=api) is None
 
 
+def test_several_build_requests_are_written_by_one_call(api):
+    mine = _boot(api, 3)
+    ctxt = fx.ctxt()
+    uuids = [i.uuid for i in mine]
+    for inst in mine:
+        got = boot_records.get_build_request(ctxt, inst.uuid, database=api)
+        assert got.uuid == inst.uuid and got.display_name == 'vm'
+    assert set(boot_records.get_request_specs(
+        ctxt, uuids, database=api)) == set(uuids)
+    mappings = boot_records.get_instance_mappings(ctxt, uuids, database=api)
+    assert sorted(mappings) == sorted(uuids)
+    assert {m['cell_uuid'] for m in mappings.values()} == {None}
+    assert boot_records.count_build_requests(ctxt, 'p1',
+                                             database=api) == (3, 3, 1536)
+
+
+@pytest.mark.parametrize('chunk', [2, 500])
+def test_batch_reads_take_no_one_or_many_uuids(api, monkeypatch, chunk):
+    # NOTE: a chunk of 2 splits the five uuids over three IN lists.
+    monkeypatch.setattr(boot_records, '_CHUNK', chunk)
+    mine = _boot(api, 4)
+    ctxt = fx.ctxt()
+    uuids = [i.uuid for i in mine] + ['missing']
+    for wanted in ([], uuids[:1], uuids):
+        found = set(wanted) - {'missing'}
+        assert set(boot_records.get_build_requests(
+            ctxt, wanted, database=api)) == found
+        assert set(boot_records.get_request_specs(
+            ctxt, wanted, database=api)) == found
+        assert set(boot_records.get_instance_mappings(
+            ctxt, wanted, database=api)) == found
+        still, _cells, _zones = boot_records.after_scheduling(
+            ctxt, wanted, [], lambda ctx, hosts: {}, database=api)
+        assert still == found
+    for host in ('h1', 'h2', 'h3'):
+        boot_records.create_host_mapping(ctxt, host, fx.CELL1_UUID,
+                                         database=api)
+    for hosts, found in (([], {}), (['h2'], {'h2': fx.CELL1_UUID}),
+                         (['h1', 'h2', 'h3', 'x'],
+                          dict.fromkeys(['h1', 'h2', 'h3'], fx.CELL1_UUID))):
+        assert boot_records.get_host_mappings(ctxt, hosts,
+                                              database=api) == found
+
+
 def test_listing_and_batch_reads(api):
     mine = _boot(api, 2)
     theirs = _boot(api, 1, project_id='p2')
