@@ -19,17 +19,55 @@ def _database():
     return cells.configure_api()
 
 
-def reader(fn):
-    """Decorator: run ``fn(ctxt, ...)`` in a read transaction."""
+def _in_transaction(fn, mode):
+    """``fn(ctxt, ...)`` run in a transaction of the api database.
+
+    :param mode: the name of the :class:`common.db.api.Database`
+        decorator to use (``reader``, ``writer_connection``...).
+    """
+    # NOTE: the database's decorator is applied once per database, not at
+    # every call; the api database only changes in tests, which point the
+    # process at a database of their own.
+    decorated = [(None, None)]
+
     @functools.wraps(fn)
     def wrapper(ctxt, *args, **kwargs):
-        return _database().reader(fn)(ctxt, *args, **kwargs)
+        database = _database()
+        known, run = decorated[0]
+        if known is not database:
+            run = getattr(database, mode)(fn)
+            decorated[0] = (database, run)
+        return run(ctxt, *args, **kwargs)
     return wrapper
+
+
+def reader(fn):
+    """Decorator: run ``fn(ctxt, ...)`` in a read transaction, with an
+    ORM Session as ``ctxt.session``.
+    """
+    return _in_transaction(fn, 'reader')
 
 
 def writer(fn):
-    """Decorator: run ``fn(ctxt, ...)`` in a write transaction."""
-    @functools.wraps(fn)
-    def wrapper(ctxt, *args, **kwargs):
-        return _database().writer(fn)(ctxt, *args, **kwargs)
-    return wrapper
+    """Decorator: run ``fn(ctxt, ...)`` in a write transaction, with an
+    ORM Session as ``ctxt.session``.
+    """
+    return _in_transaction(fn, 'writer')
+
+
+def reader_connection(fn):
+    """Decorator: run ``fn(ctxt, ...)`` in a read transaction on a bare
+    Core connection, ``ctxt.connection`` (no ORM Session is made).
+
+    For functions that run Core statements only. Inside an enclosing
+    transaction of the same context (a :func:`writer`'s, say) ``fn``
+    runs on that transaction's connection and sees its writes.
+    """
+    return _in_transaction(fn, 'reader_connection')
+
+
+def writer_connection(fn):
+    """Decorator: run ``fn(ctxt, ...)`` in a write transaction on a bare
+    Core connection, ``ctxt.connection`` (see :func:`reader_connection`).
+    """
+    return _in_transaction(fn, 'writer_connection')

@@ -28,6 +28,10 @@ COLUMNS = ('name', 'visibility', 'protected', 'os_hidden', 'owner',
            'status', 'size', 'checksum')
 
 
+# NOTE: every boot reads its image; built once, bound per call.
+_IMAGE = sa.select(images).where(_I.uuid == sa.bindparam('image_id'))
+
+
 class ImageNotFound(exception.NotFound):
     msg_fmt = 'Image %(image_id)s could not be found.'
 
@@ -44,21 +48,22 @@ def _image(row):
     return image
 
 
-def _get_row(ctxt, image_id):
-    row = ctxt.session.execute(
-        sa.select(images).where(_I.uuid == image_id)).first()
+def _get_row(conn, image_id):
+    """The row of ``image_id``, read on ``conn`` (Connection or Session).
+    """
+    row = conn.execute(_IMAGE, {'image_id': image_id}).first()
     if row is None:
         raise ImageNotFound(image_id=image_id)
     return row
 
 
-@records.reader
+@records.reader_connection
 def get_image(ctxt, image_id):
     """The image ``image_id``.
 
     :raises ImageNotFound: when there is none.
     """
-    return _image(_get_row(ctxt, image_id))
+    return _image(_get_row(ctxt.connection, image_id))
 
 
 @records.reader
@@ -97,13 +102,13 @@ def create_image(ctxt, values, tags=(), properties=None, image_id=None):
         uuid=image_id, tags=json.dumps(sorted(set(tags))),
         properties=json.dumps(properties or {}), created_at=now,
         updated_at=now, **row))
-    return _image(_get_row(ctxt, image_id))
+    return _image(_get_row(ctxt.session, image_id))
 
 
 @records.writer
 def update_image(ctxt, image_id, values=None, tags=None, properties=None):
     """Replace columns, the tag list and/or the whole property dict."""
-    _get_row(ctxt, image_id)
+    _get_row(ctxt.session, image_id)
     changes = dict(values or {})
     if tags is not None:
         changes['tags'] = json.dumps(sorted(set(tags)))
@@ -112,11 +117,11 @@ def update_image(ctxt, image_id, values=None, tags=None, properties=None):
     changes['updated_at'] = timeutils.utcnow()
     ctxt.session.execute(images.update().where(
         _I.uuid == image_id).values(**changes))
-    return _image(_get_row(ctxt, image_id))
+    return _image(_get_row(ctxt.session, image_id))
 
 
 @records.writer
 def delete_image(ctxt, image_id):
     """Delete an image."""
-    _get_row(ctxt, image_id)
+    _get_row(ctxt.session, image_id)
     ctxt.session.execute(images.delete().where(_I.uuid == image_id))

@@ -15,14 +15,16 @@ from common.db import api_tables as t
 from services.api import records
 
 _Q = t.quotas.c
+# NOTE: read by every boot; built once, its parameter bound per call.
+_PROJECT_LIMITS = sa.select(_Q.resource, _Q.hard_limit).where(
+    _Q.project_id == sa.bindparam('project_id'))
 
 
-@records.reader
+@records.reader_connection
 def get_project_limits(ctxt, project_id):
     """resource -> hard limit, for the limits set on ``project_id``."""
-    return {row.resource: row.hard_limit for row in ctxt.session.execute(
-        sa.select(_Q.resource, _Q.hard_limit).where(
-            _Q.project_id == project_id))}
+    return {row.resource: row.hard_limit for row in ctxt.connection.execute(
+        _PROJECT_LIMITS, {'project_id': project_id})}
 
 
 @records.writer

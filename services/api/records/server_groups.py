@@ -26,6 +26,20 @@ _G = t.instance_groups.c
 _P = t.instance_group_policy.c
 _M = t.instance_group_member.c
 
+# NOTE: a boot with a ``group`` hint reads its group and adds its members:
+# these statements are built once, their parameters bound per call.
+_GROUP = sa.select(t.instance_groups).where(
+    _G.uuid == sa.bindparam('group_uuid'))
+_POLICIES_OF = sa.select(_P.group_id, _P.policy, _P.rules).where(
+    _P.group_id.in_(sa.bindparam('ids', expanding=True))).order_by(_P.id)
+_MEMBERS_OF = sa.select(_M.group_id, _M.instance_uuid).where(
+    _M.group_id.in_(sa.bindparam('ids', expanding=True))).order_by(_M.id)
+_COUNT_GROUPS = sa.select(sa.func.count()).select_from(
+    t.instance_groups).where(_G.project_id == sa.bindparam('project_id'))
+_INSERT_MEMBERS = t.instance_group_member.insert()
+_DELETE_MEMBERS = t.instance_group_member.delete().where(
+    _M.instance_uuid.in_(sa.bindparam('uuids', expanding=True)))
+
 
 # NOTE: the conductor raises the same class; one name for both.
 InstanceGroupNotFound = exception.InstanceGroupNotFound
@@ -43,44 +57,43 @@ def to_object(group):
         members=list(group['members']))
 
 
-def _load(ctxt, rows):
+def _load(conn, rows):
+    """Group dicts of ``rows`` with their policy, rules and members, read
+    on ``conn`` (the transaction's Connection or Session).
+    """
     groups = [dict(row._mapping) for row in rows]
     if not groups:
         return []
     by_id = {g['id']: g for g in groups}
     for group in groups:
         group.update(policy=None, rules={}, members=[])
-    ids = list(by_id)
-    for row in ctxt.session.execute(
-            sa.select(_P.group_id, _P.policy, _P.rules).where(
-                _P.group_id.in_(ids)).order_by(_P.id)):
+    ids = {'ids': list(by_id)}
+    for row in conn.execute(_POLICIES_OF, ids):
         by_id[row.group_id]['policy'] = row.policy
         by_id[row.group_id]['rules'] = json.loads(row.rules or '{}')
-    for row in ctxt.session.execute(
-            sa.select(_M.group_id, _M.instance_uuid).where(
-                _M.group_id.in_(ids)).order_by(_M.id)):
+    for row in conn.execute(_MEMBERS_OF, ids):
         by_id[row.group_id]['members'].append(row.instance_uuid)
     return groups
 
 
-def _get(ctxt, group_uuid):
-    found = _load(ctxt, ctxt.session.execute(
-        sa.select(t.instance_groups).where(_G.uuid == group_uuid)))
+def _get(conn, group_uuid):
+    found = _load(conn, conn.execute(
+        _GROUP, {'group_uuid': group_uuid}).all())
     if not found:
         raise InstanceGroupNotFound(group_uuid=group_uuid)
     return found[0]
 
 
-@records.reader
+@records.reader_connection
 def get_group(ctxt, group_uuid):
     """The group ``group_uuid``.
 
     :raises InstanceGroupNotFound: when there is none.
     """
-    return _get(ctxt, group_uuid)
+    return _get(ctxt.connection, group_uuid)
 
 
-@records.reader
+@records.reader_connection
 def list_groups(ctxt, project_id=None, limit=None, offset=0):
     """Groups (of one project, or all), in creation order."""
     query = sa.select(t.instance_groups).order_by(_G.id)
@@ -90,20 +103,21 @@ def list_groups(ctxt, project_id=None, limit=None, offset=0):
         query = query.offset(offset)
     if limit is not None:
         query = query.limit(limit)
-    return _load(ctxt, ctxt.session.execute(query))
+    conn = ctxt.connection
+    return _load(conn, conn.execute(query).all())
 
 
-@records.reader
+@records.reader_connection
 def count_groups(ctxt, project_id):
     """How many groups ``project_id`` has."""
-    return ctxt.session.execute(sa.select(sa.func.count()).select_from(
-        t.instance_groups).where(_G.project_id == project_id)).scalar()
+    return ctxt.connection.execute(
+        _COUNT_GROUPS, {'project_id': project_id}).scalar()
 
 
-@records.reader
+@records.reader_connection
 def groups_of_instance(ctxt, instance_uuid):
     """The uuids of the groups ``instance_uuid`` is a member of."""
-    return list(ctxt.session.execute(
+    return list(ctxt.connection.execute(
         sa.select(_G.uuid).select_from(t.instance_groups.join(
             t.instance_group_member, _M.group_id == _G.id)).where(
             _M.instance_uuid == instance_uuid)).scalars())
@@ -120,13 +134,13 @@ def create_group(ctxt, name, policy, rules, project_id, user_id):
     ctxt.session.execute(t.instance_group_policy.insert().values(
         group_id=group_id, policy=policy,
         rules=json.dumps(rules or {}), created_at=now))
-    return _get(ctxt, group_uuid)
+    return _get(ctxt.session, group_uuid)
 
 
 @records.writer
 def delete_group(ctxt, group_uuid):
     """Delete a group with its policy and member list."""
-    group = _get(ctxt, group_uuid)
+    group = _get(ctxt.session, group_uuid)
     for table, column in ((t.instance_group_member, _M.group_id),
                           (t.instance_group_policy, _P.group_id)):
         ctxt.session.execute(table.delete().where(column == group['id']))
@@ -134,7 +148,7 @@ def delete_group(ctxt, group_uuid):
         _G.id == group['id']))
 
 
-@records.writer
+@records.writer_connection
 def add_members(ctxt, group_uuid, instance_uuids, max_members=None):
     """Add instances to a group, within its member quota.
 
@@ -144,25 +158,26 @@ def add_members(ctxt, group_uuid, instance_uuids, max_members=None):
     :raises exception.BerthException: ``GroupMembersOverQuota`` when the
         new members would exceed ``max_members``.
     """
-    group = _get(ctxt, group_uuid)
+    group = _get(ctxt.connection, group_uuid)
     new = [u for u in instance_uuids if u not in group['members']]
     if max_members is not None and max_members >= 0 and (
             len(group['members']) + len(new) > max_members):
         raise GroupMembersOverQuota(group_uuid=group_uuid,
                                     limit=max_members)
     now = timeutils.utcnow()
-    for instance_uuid in new:
-        ctxt.session.execute(t.instance_group_member.insert().values(
-            group_id=group['id'], instance_uuid=instance_uuid,
-            created_at=now))
-    return _get(ctxt, group_uuid)
+    if new:
+        # NOTE: one executemany for a whole multi-create.
+        ctxt.connection.execute(_INSERT_MEMBERS, [
+            {'group_id': group['id'], 'instance_uuid': instance_uuid,
+             'created_at': now} for instance_uuid in new])
+    return _get(ctxt.connection, group_uuid)
 
 
-@records.writer
+@records.writer_connection
 def remove_members(ctxt, instance_uuids):
     """Take instances out of every group (they were deleted)."""
-    ctxt.session.execute(t.instance_group_member.delete().where(
-        _M.instance_uuid.in_(list(instance_uuids))))
+    ctxt.connection.execute(_DELETE_MEMBERS,
+                            {'uuids': list(instance_uuids)})
 
 
 class GroupMembersOverQuota(exception.BerthException):

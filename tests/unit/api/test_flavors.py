@@ -156,3 +156,30 @@ def test_description_2_55(world):
         'small and cheap')
     assert client.put(V + '/flavors/' + flavor, {'flavor': {
         'description': 'x'}}, version='2.54')[0] == 404
+
+
+def test_each_flavor_keeps_its_own_extra_specs_and_projects(world):
+    from services.api.records import flavors as flavor_records
+    client = world.client
+    first = helpers.make_flavor(client, name='a', public=False, specs={
+        'io': 'fast', 'hw:cpu_policy': 'dedicated'})
+    second = helpers.make_flavor(client, name='b', public=False,
+                                 specs={'io': 'slow'})
+    bare = helpers.make_flavor(client, name='c')
+    for flavor, projects in ((first, ['p3', 'p1', 'p2']), (second, ['p2'])):
+        for project in projects:
+            assert client.post(V + '/flavors/%s/action' % flavor, {
+                'addTenantAccess': {'tenant': project}})[0] == 200
+    expected = {first: ({'io': 'fast', 'hw:cpu_policy': 'dedicated'},
+                        ['p3', 'p1', 'p2']),
+                second: ({'io': 'slow'}, ['p2']), bare: ({}, [])}
+    ctxt = world.admin_context()
+    for flavor, (specs, projects) in expected.items():
+        found = flavor_records.get_flavor(ctxt, flavor)
+        assert (found['extra_specs'], found['projects']) == (specs, projects)
+    listed = flavor_records.list_flavors(ctxt, is_public=None)
+    assert {f['flavorid']: (f['extra_specs'], f['projects'])
+            for f in listed} == expected
+    _s, body, _ = client.get(V + '/flavors/%s/os-flavor-access' % first)
+    assert [a['tenant_id'] for a in body['flavor_access']] == [
+        'p3', 'p1', 'p2']

@@ -118,3 +118,22 @@ def test_noop_quota_driver(world):
         assert len(world.conductor.builds[0][1]) == 20
     finally:
         CONF.clear_override('driver', group='quota')
+
+
+def test_group_members_join_and_leave_in_batches(world):
+    from services.api.records import server_groups as group_records
+    ctxt = world.admin_context()
+    _s, body, _ = _group(world.client, name='g', policy='affinity')
+    gid = body['server_group']['id']
+    uuids = ['%08d-0000-0000-0000-000000000000' % i for i in range(4)]
+    group = group_records.add_members(ctxt, gid, uuids[:3])
+    assert group['members'] == uuids[:3]
+    group = group_records.add_members(ctxt, gid, uuids[2:])
+    assert group['members'] == uuids
+    group_records.remove_members(ctxt, [])
+    group_records.remove_members(ctxt, uuids[1:2])
+    assert group_records.get_group(ctxt, gid)['members'] == [
+        uuids[0], uuids[2], uuids[3]]
+    group_records.remove_members(ctxt, [uuids[0], uuids[3], 'other'])
+    assert group_records.get_group(ctxt, gid)['members'] == [uuids[2]]
+    assert group_records.groups_of_instance(ctxt, uuids[2]) == [gid]
