@@ -35,6 +35,7 @@ from services.api import errors
 from services.api import images as image_api
 from services.api import pci_requests
 from services.api import quota
+from services.api import records
 from services.api.records import flavors as flavor_records
 from services.api.records import server_groups as group_records
 
@@ -162,6 +163,36 @@ def image_for_boot(ctxt, conf, image_ref, flavor):
     return image
 
 
+def records_for_boot(ctxt, conf, flavor_ref, image_ref):
+    """(flavor dict, :class:`images.Image`, quota limits) of a boot.
+
+    The flavor, the image when it is in the built-in catalog, and the
+    project's limits are read in one api database transaction (each
+    alone cost a transaction per boot). A Glance image is asked for
+    after it: no transaction is held over an HTTP call. The checks and
+    their errors are those of :func:`flavor_for_boot` and
+    :func:`image_for_boot`, in that order.
+
+    :raises errors.BadRequest: as the two functions above.
+    :raises errors.ServiceUnavailable: Glance could not be asked.
+    """
+    flavor, image, limits = _read_for_boot(ctxt, conf, flavor_ref,
+                                           image_ref, image_api.builtin(conf))
+    if image is None:
+        image = image_for_boot(ctxt, conf, image_ref, flavor)
+    return flavor, image, limits
+
+
+@records.reader_connection
+def _read_for_boot(ctxt, conf, flavor_ref, image_ref, builtin_image):
+    flavor = flavor_for_boot(ctxt, flavor_ref, ctxt.project_id,
+                             ctxt.is_admin)
+    image = None
+    if builtin_image:
+        image = image_for_boot(ctxt, conf, image_ref, flavor)
+    return flavor, image, quota.limits(ctxt, conf, ctxt.project_id)
+
+
 def numa_for_boot(flavor, image):
     """The instance NUMA topology primitive (or None), at API time.
 
@@ -176,9 +207,12 @@ def numa_for_boot(flavor, image):
     return None if topology is None else topology.to_primitive()
 
 
-def group_for_boot(ctxt, conf, hints, project_id, count):
+def group_for_boot(ctxt, conf, hints, project_id, count,
+                   project_limits=None):
     """The server group the ``group`` hint names (None without one).
 
+    :param project_limits: the project's :func:`quota.limits`, when the
+        caller read them already.
     :raises errors.BadRequest: no such group.
     :raises errors.Forbidden: the group has no room for ``count`` more.
     """
@@ -189,7 +223,9 @@ def group_for_boot(ctxt, conf, hints, project_id, count):
         group = group_records.get_group(ctxt, names[0])
     except group_records.InstanceGroupNotFound as exc:
         raise errors.BadRequest(str(exc))
-    limit = quota.limits(ctxt, conf, project_id)['server_group_members']
+    if project_limits is None:
+        project_limits = quota.limits(ctxt, conf, project_id)
+    limit = project_limits['server_group_members']
     if 0 <= limit < len(group['members']) + count:
         raise errors.Forbidden('Quota exceeded, too many servers in group')
     return group

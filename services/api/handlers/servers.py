@@ -14,7 +14,6 @@ from services.api import cell_hosts
 from services.api import deletion
 from services.api import errors
 from services.api import policies
-from services.api import quota
 from services.api.records import aggregates as agg_records
 from services.api.records import server_groups as group_records
 from services.api.schemas import servers as schema
@@ -175,11 +174,9 @@ def _boot_request(req, body):
     hints = boot.normalize_hints(body.get('os:scheduler_hints') or
                                  body.get('OS-SCH-HNT:scheduler_hints'))
     place = _placement(req, data)
-    flavor = boot.flavor_for_boot(ctx, data['flavorRef'], ctx.project_id,
-                                  ctx.is_admin)
-    image = boot.image_for_boot(ctx, conf, data.get('imageRef'), flavor)
+    flavor, image, limits = boot.records_for_boot(
+        ctx, conf, data['flavorRef'], data.get('imageRef'))
     metadata = data.get('metadata') or {}
-    limits = quota.limits(ctx, conf, ctx.project_id)
     meta_limit = limits['metadata_items']
     if 0 <= meta_limit < len(metadata):
         raise errors.Forbidden('Quota exceeded for metadata_items: at most '
@@ -188,7 +185,7 @@ def _boot_request(req, body):
         name=data['name'], flavor=flavor, image=image, placement=place,
         hints=hints, metadata=metadata,
         group=boot.group_for_boot(ctx, conf, hints, ctx.project_id,
-                                  min_count),
+                                  min_count, project_limits=limits),
         min_count=min_count, max_count=max_count,
         numa_topology=boot.numa_for_boot(flavor, image),
         pci_requests=boot.pci_for_boot(conf, flavor), limits=limits)

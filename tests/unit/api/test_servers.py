@@ -353,3 +353,46 @@ def test_a_boot_reads_the_quota_limits_once(world, monkeypatch):
     assert helpers.boot(world.client, flavor, image)[0] == 202
     status, body = helpers.boot(world.client, flavor, image)
     assert status == 403 and 'instances' in body['forbidden']['message']
+
+
+def test_a_group_boot_reads_the_quota_limits_once(world, monkeypatch):
+    flavor, image = _setup(world)
+    world.client.put(V + '/os-quota-sets/admin',
+                     {'quota_set': {'server_group_members': 2}})
+    _s, body, _ = world.client.post(V + '/os-server-groups', {
+        'server_group': {'name': 'g', 'policy': 'affinity'}})
+    group = body['server_group']['id']
+    reads = []
+    real = quota.quota_records.get_project_limits
+
+    def counted(ctxt, project_id):
+        reads.append(project_id)
+        return real(ctxt, project_id)
+
+    monkeypatch.setattr(quota.quota_records, 'get_project_limits', counted)
+    assert helpers.boot(world.client, flavor, image,
+                        hints={'group': group})[0] == 202
+    assert reads == ['admin']
+    # The group's member limit still holds.
+    status, body = helpers.boot(world.client, flavor, image, max_count=2,
+                                min_count=2, hints={'group': group})
+    assert status == 403 and 'group' in body['forbidden']['message']
+
+
+def test_flavor_then_image_then_metadata_quota_decide_the_error(world):
+    flavor, image = _setup(world)
+    unknown = '11111111-2222-3333-4444-555555555555'
+    world.client.put(V + '/os-quota-sets/admin',
+                     {'quota_set': {'metadata_items': 0}})
+    status, body = helpers.boot(world.client, 'nope', unknown,
+                                metadata={'a': 'b'})
+    assert status == 400 and 'Flavor nope' in body['badRequest']['message']
+    status, body = helpers.boot(world.client, flavor, unknown,
+                                metadata={'a': 'b'})
+    assert status == 400
+    assert 'Image %s' % unknown in body['badRequest']['message']
+    status, body = helpers.boot(world.client, flavor, image,
+                                metadata={'a': 'b'})
+    assert status == 403
+    assert 'metadata_items' in body['forbidden']['message']
+    assert world.conductor.builds == []
