@@ -349,7 +349,8 @@ def create(ctxt, conf, boot):
     spec = items[0][1]
     try:
         conductor_api().schedule_and_build_instances(
-            ctxt, spec, [instance.uuid for instance, _spec in items])
+            ctxt, spec, [instance.uuid for instance, _spec in items],
+            build_requests=[instance for instance, _spec in items])
     except Exception:
         LOG.exception('Could not cast schedule_and_build_instances for '
                       'reservation %s', reservation)

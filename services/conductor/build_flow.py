@@ -3,7 +3,8 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """``schedule_and_build_instances``: from build requests to compute casts.
 
-    build requests (api db) -> server group -> scheduler.select_destinations
+    build requests (the API's cast, or the api db)
+      -> server group -> scheduler.select_destinations
       -> NoValidHost: every instance buried in cell0 in ERROR
       -> per instance: build request still there?
            no  -> the user deleted it: remove its allocation, done
@@ -58,16 +59,24 @@ def _schedule(conductor, ctxt, spec, uuids):
         ctxt, spec, uuids, return_alternates=True)
 
 
-def schedule_and_build_instances(conductor, ctxt, spec, instance_uuids):
+def schedule_and_build_instances(conductor, ctxt, spec, instance_uuids,
+                                 instances=None):
     """Schedule the servers of one boot request and start their builds.
 
     :param spec: the RequestSpec of the whole request.
     :param instance_uuids: its servers, in launch order.
+    :param instances: the Instances their build requests hold, as the API
+        sent them (conductor RPC 1.8); read from the api database when
+        None. A server deleted since is then found when its build request
+        is finished, as one deleted while the scheduler works is.
     :returns: {uuid: host} of the builds cast (tests and logs).
     """
     cell_access = conductor.cells
-    requests = boot_records.get_build_requests(ctxt, instance_uuids,
-                                               database=cell_access.api)
+    if instances is not None:
+        requests = {instance.uuid: instance for instance in instances}
+    else:
+        requests = boot_records.get_build_requests(
+            ctxt, instance_uuids, database=cell_access.api)
     uuids = []
     for uuid in instance_uuids:
         if uuid in requests:

@@ -138,15 +138,21 @@ class ConductorManager(manager.Manager):
     # --- the build flow ------------------------------------------------------
 
     def schedule_and_build_instances(self, ctxt, request_spec,
-                                     instance_uuids):
+                                     instance_uuids, build_requests=None):
         """Schedule and build servers; see ConductorAPI.
 
         :param request_spec: RequestSpec primitive.
         :param instance_uuids: the servers (each with a build request).
+        :param build_requests: (1.8) their build requests' Instance
+            primitives, in order.
         """
         spec = spec_obj.RequestSpec.from_primitive(request_spec)
+        instances = None
+        if build_requests is not None:
+            instances = [instance_obj.Instance.from_primitive(i)
+                         for i in build_requests]
         build_flow.schedule_and_build_instances(self, ctxt, spec,
-                                                instance_uuids)
+                                                instance_uuids, instances)
 
     def build_instances(self, ctxt, instance, request_spec, alternates,
                         failed_host, failed_node, reason):

@@ -32,7 +32,7 @@ LOG = logging.getLogger(__name__)
 
 # NOTE: keep in step with ConductorManager.target (one RPC API) and the
 # version history of ConductorAPI.
-RPC_API_VERSION = '1.7'
+RPC_API_VERSION = '1.8'
 
 
 class RecordProxy(object):

@@ -98,6 +98,9 @@ class ConductorAPI(object):
     * 1.7 - instance_updates: several guarded instance updates (brief,
       with their action events) in one call and one transaction per
       cell, each answered on its own.
+    * 1.8 - schedule_and_build_instances: optional build_requests, the
+      Instance primitives the build requests hold, so that the conductor
+      need not read them back.
     """
 
     def __init__(self):
@@ -108,14 +111,26 @@ class ConductorAPI(object):
     # --- build flow (casts) --------------------------------------------------
 
     def schedule_and_build_instances(self, ctxt, request_spec,
-                                     instance_uuids):
+                                     instance_uuids, build_requests=None):
         """Schedule and build servers the API recorded as build requests.
 
         :param request_spec: the RequestSpec (or its primitive) of the
             whole request; ``num_instances`` is ``len(instance_uuids)``.
         :param instance_uuids: the servers, each with its build request,
             request spec and cell-less instance mapping already written.
+        :param build_requests: (1.8) the Instances (or primitives) those
+            build requests hold, in the same order; a conductor capped
+            below 1.8 reads them from the api database instead.
         """
+        if build_requests is not None and self.client.can_send_version(
+                '1.8'):
+            cctxt = self.client.prepare(version='1.8')
+            cctxt.cast(ctxt, 'schedule_and_build_instances',
+                       request_spec=_primitive(request_spec),
+                       instance_uuids=list(instance_uuids),
+                       build_requests=[_primitive(i)
+                                       for i in build_requests])
+            return
         cctxt = self.client.prepare(version='1.0')
         cctxt.cast(ctxt, 'schedule_and_build_instances',
                    request_spec=_primitive(request_spec),

@@ -48,10 +48,11 @@ class FakeConductor(object):
         self.fail = False
 
     def schedule_and_build_instances(self, ctxt, request_spec,
-                                     instance_uuids):
+                                     instance_uuids, build_requests=None):
         if self.fail:
             raise RuntimeError('conductor unreachable')
         self.builds.append((request_spec, list(instance_uuids)))
+        self.build_requests = build_requests
 
 
 class FakeCompute(object):

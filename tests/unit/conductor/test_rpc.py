@@ -14,6 +14,7 @@ import oslo_messaging as messaging
 import pytest
 
 from common.conf import CONF
+from common.db import boot_records
 from common.db import host_instances
 from common.db import instance_records
 from common import exception
@@ -114,6 +115,39 @@ def test_schedule_and_build_cast_reaches_the_compute(served):
     api.schedule_and_build_instances(fx.ctxt(), spec, [instances[0].uuid])
     assert world.compute.done.wait(10)
     assert world.compute.builds[0]['instance']['uuid'] == instances[0].uuid
+
+
+def test_the_cast_carries_the_build_requests(served, monkeypatch):
+    """1.8: the conductor builds from the instances the API sent; a
+    conductor capped below reads them from the api database.
+    """
+    world, api = served
+    spec, instances = world.boot(1)
+    reads = []
+    original = boot_records.get_build_requests
+
+    def counted(*args, **kwargs):
+        reads.append(args[1])
+        return original(*args, **kwargs)
+    monkeypatch.setattr(boot_records, 'get_build_requests', counted)
+    api.schedule_and_build_instances(fx.ctxt(), spec, [instances[0].uuid],
+                                     build_requests=instances)
+    assert world.compute.done.wait(10)
+    built = world.compute.builds[0]['instance']
+    assert (built['uuid'], built['display_name']) == (
+        instances[0].uuid, instances[0].display_name)
+    assert reads == []
+
+    world.compute.done.clear()
+    spec, instances = world.boot(1)
+    CONF.set_override('conductor', '1.7', group='upgrade_levels')
+    try:
+        rpcapi.ConductorAPI().schedule_and_build_instances(
+            fx.ctxt(), spec, [instances[0].uuid], build_requests=instances)
+    finally:
+        CONF.clear_override('conductor', group='upgrade_levels')
+    assert world.compute.done.wait(10)
+    assert reads == [[instances[0].uuid]]
 
 
 def test_service_records_and_heartbeats(served):
