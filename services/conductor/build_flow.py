@@ -226,6 +226,7 @@ def _build_one(conductor, ctxt, spec, instance, host_list, host_cells,
         LOG.info('Instance %s was deleted while it was being built; '
                  'cleaning up', uuid)
         instance_records.destroy_instance(ctxt, database, uuid)
+        _forget_unbuilt(conductor, ctxt, uuid)
         allocations.delete_allocations(conductor.placement, ctxt, uuid)
         return False
     cell_access.remember(uuid, cell_uuid)

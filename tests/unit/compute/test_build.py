@@ -75,6 +75,19 @@ def _run(agent, inst, spec, selection, alternates=()):
     return agent.conductor.instances.get(inst['uuid'])
 
 
+def build_with_batches(make_agent, placement):
+    """One build on an agent that batches its record changes (0.05 s);
+    (agent, instance), the agent stopped and its calls only the build's.
+    """
+    agent = make_agent(compute={'record_save_delay': 0.05})
+    agent.start()
+    inst, spec, sel = _boot(agent, placement)
+    del agent.conductor.calls[:]
+    _run(agent, inst, spec, sel)
+    agent.stop()
+    return agent, inst
+
+
 def test_build_succeeds(agent, placement):
     inst, spec, sel = _boot(agent, placement)
     row = _run(agent, inst, spec, sel)

@@ -159,12 +159,7 @@ def test_stop_sends_what_is_queued_and_later_updates_go_alone():
 
 def test_a_build_goes_active_through_batched_updates(make_agent,
                                                      placement):
-    agent = make_agent(compute={'record_save_delay': 0.05})
-    agent.start()
-    inst, spec, sel = test_build._boot(agent, placement)
-    del agent.conductor.calls[:]
-    test_build._run(agent, inst, spec, sel)
-    agent.stop()
+    agent, inst = test_build.build_with_batches(make_agent, placement)
     assert agent.conductor.instances[inst['uuid']]['vm_state'] == 'active'
     assert agent.conductor.calls.count('instance_updates') == 2
     assert [e[2] for e in agent.conductor.events

@@ -111,12 +111,7 @@ def test_big_batches_are_split():
 
 def test_a_build_saves_its_node_through_the_saver(make_agent, placement,
                                                   conf):
-    agent = make_agent(compute={'record_save_delay': 0.05})
-    agent.start()
-    inst, spec, sel = test_build._boot(agent, placement)
-    del agent.conductor.calls[:]
-    test_build._run(agent, inst, spec, sel)
-    agent.stop()
+    agent, _inst = test_build.build_with_batches(make_agent, placement)
     assert isinstance(agent.conductor, fakes.FakeConductor)
     assert 'compute_nodes_save' in agent.conductor.calls
     assert 'compute_node_save' not in agent.conductor.calls

@@ -11,6 +11,7 @@ import pytest
 from common.db import boot_records
 from common.db import cells
 from common.db import instance_records
+from common import exception
 from common.objects import instance as instance_obj
 from common.objects import instance_group as group_obj
 from services.conductor import build_flow
@@ -82,27 +83,6 @@ def test_the_scheduler_names_the_zones_and_cells(world, monkeypatch):
     assert world.mapping(instances[1].uuid)['cell_uuid'] == fakes.CELL1_UUID
 
 
-def test_deleted_while_scheduling_is_undone_with_named_zones(world):
-    """Without the read after scheduling, the deleted build request is
-    found when it is finished: no build, no claim, no live instance.
-    """
-    world.scheduler.zones = {}
-    spec, instances = world.boot(2)
-    gone = instances[1].uuid
-
-    def user_deletes(_spec, _uuids):
-        boot_records.delete_build_request(fx.ctxt(), gone,
-                                          database=world.api)
-    world.scheduler.before = user_deletes
-    cast = _run(world, spec, instances)
-    assert list(cast) == [instances[0].uuid]
-    assert [b['instance']['uuid'] for b in world.compute.builds] == [
-        instances[0].uuid]
-    assert world.placement.allocations(gone) == {}
-    assert instance_records.get_instance(fx.ctxt(), world.cell1, gone,
-                                         read_deleted=True).deleted
-
-
 def test_no_valid_host_buries_every_instance_in_cell0(world):
     spec, instances = world.boot(2)
     world.scheduler.fail = fakes.no_valid_host()
@@ -144,7 +124,15 @@ def test_a_scheduler_timeout_also_frees_claims(world):
     assert world.placement.allocations(instances[0].uuid) == {}
 
 
-def test_deleted_while_scheduling_frees_its_claim(world):
+@pytest.mark.parametrize('zones', [None, {}])
+def test_deleted_while_scheduling_frees_its_claim(world, zones):
+    """A 1.0 scheduler's choices are followed by a read that finds the
+    deleted build request before any instance is made; a 1.1 scheduler's
+    (zones named) are not, and the instance made is destroyed when its
+    build request cannot be finished. Either way: no build, no claim, no
+    mapping, no live instance.
+    """
+    world.scheduler.zones = zones
     spec, instances = world.boot(2)
     gone = instances[1].uuid
 
@@ -154,11 +142,17 @@ def test_deleted_while_scheduling_frees_its_claim(world):
     world.scheduler.before = user_deletes
     cast = _run(world, spec, instances)
     assert list(cast) == [instances[0].uuid]
+    assert [b['instance']['uuid'] for b in world.compute.builds] == [
+        instances[0].uuid]
     assert world.placement.allocations(gone) == {}
     assert world.mapping(gone) is None
-    with pytest.raises(Exception):
-        instance_records.get_instance(fx.ctxt(), world.cell1, gone,
-                                      read_deleted=True)
+    if zones is None:
+        with pytest.raises(exception.InstanceNotFound):
+            instance_records.get_instance(fx.ctxt(), world.cell1, gone,
+                                          read_deleted=True)
+    else:
+        assert instance_records.get_instance(
+            fx.ctxt(), world.cell1, gone, read_deleted=True).deleted
 
 
 def test_deleted_after_the_instance_was_created_is_undone(world,

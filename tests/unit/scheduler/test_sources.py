@@ -421,13 +421,21 @@ def test_service_is_up_tolerates_clock_skew():
     assert not records.service_is_up(None, False, now, 60)
 
 
-def test_host_manager_reloads_a_changed_record(world, ctx):
-    """With the database source, a newer updated_at reloads the state."""
+def _manager_with_h1(world):
+    """(HostManager on the database source with a 10 s max age, its
+    clock) and host h1 (node cn-h1) in cell1.
+    """
     world.service('cell1', 'h1')
     world.node('cell1', 'h1')
     clock = [0.0]
     manager = host_manager.HostManager(world.source(), max_age=10,
                                        clock=lambda: clock[0])
+    return manager, clock
+
+
+def test_host_manager_reloads_a_changed_record(world, ctx):
+    """With the database source, a newer updated_at reloads the state."""
+    manager, clock = _manager_with_h1(world)
     [state] = manager.get_host_states(ctx, ['cn-h1'])
     assert state.free_ram_mb == 28672
     with world.engines['cell1'].begin() as conn:
@@ -488,11 +496,7 @@ def test_an_aggregate_change_reaches_cached_host_states(world, ctx):
     once the API's update_aggregates cast arrives, though its own record
     never changed.
     """
-    world.service('cell1', 'h1')
-    world.node('cell1', 'h1')
-    clock = [0.0]
-    manager = host_manager.HostManager(world.source(), max_age=10,
-                                       clock=lambda: clock[0])
+    manager, clock = _manager_with_h1(world)
     [state] = manager.get_host_states(ctx, ['cn-h1'])
     assert state.aggregate_metadata('availability_zone') == {}
     world.aggregate('az1', ['h1'], {'availability_zone': 'az1'})
