@@ -322,28 +322,66 @@ def _allocation_rows(requests, providers, class_ids, now):
 
 _INSERT = _A.insert()
 
-_HOLDERS = (sa.select(_A.c.resource_provider_id).distinct()
-            .where(_A.c.consumer_id.in_(
-                sa.bindparam('consumers', expanding=True))))
+
+def _allocations_of(single):
+    if single:
+        return _A.c.consumer_id == sa.bindparam('consumer')
+    return _A.c.consumer_id.in_(sa.bindparam('consumers', expanding=True))
+
+
+# NOTE: statements built once, each with a variant for one consumer (a
+# claim, a DELETE /allocations) that spares SQLAlchemy the expansion of
+# an IN list at every execution.
+_DELETE = {single: _A.delete().where(_allocations_of(single))
+           for single in (True, False)}
+# NOTE: where the database can say which rows a DELETE removed (MariaDB,
+# PostgreSQL, SQLite), one statement both removes the allocations and
+# names their providers.
+_DELETE_RETURNING = {single: _DELETE[single].returning(
+    _A.c.resource_provider_id) for single in (True, False)}
+_HOLDERS = {single: sa.select(_A.c.resource_provider_id).distinct()
+            .where(_allocations_of(single)) for single in (True, False)}
+
+
+def _move_usage_serial(single):
+    if single:
+        named = _RP.c.id == sa.bindparam('b_id')
+    else:
+        named = _RP.c.id.in_(sa.bindparam('b_ids', expanding=True))
+    return (_RP.update().where(named)
+            .values(usage_serial=_RP.c.usage_serial + 1))
+
 
 # NOTE: deleting allocations leaves generations alone (as upstream), so
 # the provider cache learns of it from this serial.
-_MOVE_USAGE_SERIAL = (_RP.update()
-                      .where(_RP.c.id.in_(sa.bindparam('b_ids',
-                                                       expanding=True)))
-                      .values(usage_serial=_RP.c.usage_serial + 1))
+_MOVE_USAGE_SERIAL = {single: _move_usage_serial(single)
+                      for single in (True, False)}
 
 
-def _holders(conn, consumer_uuids):
-    """Ids of the providers holding allocations of ``consumer_uuids``."""
-    return set(conn.execute(
-        _HOLDERS, {'consumers': sorted(consumer_uuids)}).scalars())
+def _delete_allocations(conn, consumer_uuids):
+    """Delete every allocation of ``consumer_uuids``.
+
+    :returns: (number of allocations deleted, set of the ids of the
+        providers that held them).
+    """
+    uuids = sorted(consumer_uuids)
+    single = len(uuids) == 1
+    params = {'consumer': uuids[0]} if single else {'consumers': uuids}
+    if conn.dialect.delete_returning:
+        ids = conn.execute(_DELETE_RETURNING[single], params).scalars().all()
+        return len(ids), set(ids)
+    # NOTE: MySQL proper has no DELETE ... RETURNING.
+    holders = set(conn.execute(_HOLDERS[single], params).scalars())
+    return conn.execute(_DELETE[single], params).rowcount, holders
 
 
 def _move_usage_serials(conn, provider_ids):
     """Note that allocations were deleted from ``provider_ids``."""
-    if provider_ids:
-        conn.execute(_MOVE_USAGE_SERIAL, {'b_ids': sorted(provider_ids)})
+    ids = sorted(provider_ids)
+    if len(ids) == 1:
+        conn.execute(_MOVE_USAGE_SERIAL[True], {'b_id': ids[0]})
+    elif ids:
+        conn.execute(_MOVE_USAGE_SERIAL[False], {'b_ids': ids})
 
 
 @placement_db.writer_connection
@@ -372,14 +410,14 @@ def replace_all_in_transaction(ctx, requests, class_ids):
     existing = sorted(r.uuid for r in requests if r.uuid in consumers)
     providers, inventory = _load_providers(
         conn, {rp for r in requests for rp in r.allocations}, existing)
-    losing = _holders(conn, existing) if existing else set()
     wanted = [(rp_uuid, rc_name, amount)
               for r in requests
               for rp_uuid, resources in sorted(r.allocations.items())
               for rc_name, amount in sorted(resources.items())]
     _check_capacity(wanted, providers, inventory, class_ids)
+    losing = set()
     if existing:
-        conn.execute(_A.delete().where(_A.c.consumer_id.in_(existing)))
+        _count, losing = _delete_allocations(conn, existing)
     _write_consumers(conn, requests, consumers)
     rows = _allocation_rows(requests, providers, class_ids,
                             timeutils.utcnow())
@@ -443,11 +481,10 @@ def replace_all(ctx, requests):
 @placement_db.writer_connection
 def _delete_for_consumer(ctx, consumer_uuid):
     conn = ctx.connection
-    losing = _holders(conn, [consumer_uuid])
-    result = conn.execute(_A.delete().where(_A.c.consumer_id == consumer_uuid))
+    count, losing = _delete_allocations(conn, [consumer_uuid])
     _move_usage_serials(conn, losing)
     consumer_obj.delete_if_unused(conn, [consumer_uuid])
-    return result.rowcount
+    return count
 
 
 @retry_transaction

@@ -169,6 +169,9 @@ def _insert_name(conn, table, column, name):
     return result.inserted_primary_key[0]
 
 
+_INSERT = _C.insert()
+
+
 def create(conn, uuid, project_pk, user_pk, type_pk=None):
     """Insert a consumer and return its dict (in an open transaction).
 
@@ -179,7 +182,7 @@ def create(conn, uuid, project_pk, user_pk, type_pk=None):
     """
     now = timeutils.utcnow()
     with _first_claim_race():
-        result = conn.execute(_C.insert(), dict(
+        result = conn.execute(_INSERT, dict(
             uuid=uuid, project_id=project_pk, user_id=user_pk,
             consumer_type_id=type_pk, generation=1, created_at=now))
     return {'id': result.inserted_primary_key[0], 'uuid': uuid,
@@ -249,6 +252,25 @@ def create_by_names(conn, uuid, project, user, consumer_type=None):
     return result.rowcount == 1
 
 
+# NOTE: one UPDATE per set of changed columns, built on first use (two
+# threads may both build one; either will do): a re-claim runs one, and
+# composing it cost more than running it.
+_INCREMENTS = {}
+
+
+def _increment_statement(columns):
+    statement = _INCREMENTS.get(columns)
+    if statement is None:
+        values = {column: sa.bindparam('c_' + column) for column in columns}
+        statement = (_C.update()
+                     .where(_C.c.id == sa.bindparam('c_id'))
+                     .where(_C.c.generation == sa.bindparam('c_expected'))
+                     .values(generation=sa.bindparam('c_generation'),
+                             updated_at=sa.bindparam('c_now'), **values))
+        _INCREMENTS[columns] = statement
+    return statement
+
+
 def increment_generation(conn, consumer, **changes):
     """Bump the consumer's generation, applying ``changes`` to its row.
 
@@ -263,11 +285,11 @@ def increment_generation(conn, consumer, **changes):
     :raises errors.Conflict: the consumer changed meanwhile (409).
     """
     expected = consumer['generation']
-    values = dict(changes, generation=expected + 1,
-                  updated_at=timeutils.utcnow())
+    params = {'c_' + column: value for column, value in changes.items()}
+    params.update(c_id=consumer['id'], c_expected=expected,
+                  c_generation=expected + 1, c_now=timeutils.utcnow())
     result = conn.execute(
-        _C.update().where(_C.c.id == consumer['id'])
-        .where(_C.c.generation == expected).values(**values))
+        _increment_statement(frozenset(changes)), params)
     if result.rowcount != 1:
         raise errors.Conflict(
             'Another thread concurrently updated the data. Please retry '
@@ -276,14 +298,27 @@ def increment_generation(conn, consumer, **changes):
     return expected + 1
 
 
+def _delete_unused(single):
+    if single:
+        named = _C.c.uuid == sa.bindparam('uuid')
+    else:
+        named = _C.c.uuid.in_(sa.bindparam('uuids', expanding=True))
+    return _C.delete().where(named).where(~sa.exists().where(
+        tables.allocations.c.consumer_id == _C.c.uuid))
+
+
+# NOTE: built once, and a variant for the single consumer of a DELETE
+# /allocations, which spares SQLAlchemy the expansion of an IN list.
+_DELETE_UNUSED = {True: _delete_unused(True), False: _delete_unused(False)}
+
+
 def delete_if_unused(conn, consumer_uuids):
     """Delete those of ``consumer_uuids`` that hold no allocations.
 
     Runs on the connection of the caller's open write transaction.
     """
-    if not consumer_uuids:
-        return
-    alloc = tables.allocations
-    conn.execute(
-        _C.delete().where(_C.c.uuid.in_(sorted(set(consumer_uuids))))
-        .where(~sa.exists().where(alloc.c.consumer_id == _C.c.uuid)))
+    uuids = sorted(set(consumer_uuids))
+    if len(uuids) == 1:
+        conn.execute(_DELETE_UNUSED[True], {'uuid': uuids[0]})
+    elif uuids:
+        conn.execute(_DELETE_UNUSED[False], {'uuids': uuids})
