@@ -8,7 +8,10 @@ one transaction and a fixed handful of statements whatever the number of
 providers: one read of the consumers, one of the providers joined with
 their inventories and current usage, one insert of a new consumer (which
 also looks up its known project, user and type), one bulk insert of the
-allocations, and one conditional generation bump per provider.
+allocations, and one conditional generation bump per provider. A
+scheduler's first claim, which says its consumer is new (a null consumer
+generation), skips the read of the consumers: the consumer's insert fails
+if it exists after all.
 Correctness under concurrency comes from those bumps: two writers who read
 the same usage of a provider cannot both move its generation on, so the
 loser answers 409 and the client retries.
@@ -153,7 +156,12 @@ def _providers_query(single, replacing):
             sa.bindparam('replaced', expanding=True)))
     usage = usage.group_by(_A.c.resource_provider_id,
                            _A.c.resource_class_id).subquery()
-    return (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
+    # NOTE: a single provider's uuid is not selected back: the caller has
+    # it, and with PyMySQL every column of a result costs the parsing of
+    # its description.
+    columns = [_RP.c.id, _RP.c.generation] if single else [
+        _RP.c.id, _RP.c.uuid, _RP.c.generation]
+    return (sa.select(*columns,
                       _INV.c.resource_class_id, _INV.c.total,
                       _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
                       _INV.c.step_size, _INV.c.allocation_ratio,
@@ -199,8 +207,9 @@ def _load_providers(conn, uuids, replaced):
         params['replaced'] = sorted(replaced)
     rows = conn.execute(_PROVIDERS_QUERIES[(single, bool(replaced))], params)
     for row in rows:
-        providers[row.uuid] = {'id': row.id, 'uuid': row.uuid,
-                               'generation': row.generation}
+        uuid = uuids[0] if single else row.uuid
+        providers[uuid] = {'id': row.id, 'uuid': uuid,
+                           'generation': row.generation}
         if row.resource_class_id is not None:
             inventory[(row.id, row.resource_class_id)] = row
     for uuid in uuids:
@@ -384,8 +393,35 @@ def _move_usage_serials(conn, provider_ids):
         conn.execute(_MOVE_USAGE_SERIAL[False], {'b_ids': ids})
 
 
+def _all_new(requests):
+    """True when every request claims for a consumer said not to exist.
+
+    Such a claim (a scheduler's, at 1.28 and later, with a null consumer
+    generation) needs no read of its consumers: their INSERT fails if one
+    exists after all.
+    """
+    return all(r.generation is None and r.allocations for r in requests)
+
+
+def _load_and_check(conn, requests, class_ids, existing):
+    """The providers of a claim, once their capacity is known to suffice.
+
+    :returns: ({uuid: provider dict}, see :func:`_load_providers`).
+    :raises errors.BadRequest: a provider does not exist.
+    :raises errors.Conflict: an allocation does not fit.
+    """
+    providers, inventory = _load_providers(
+        conn, {rp for r in requests for rp in r.allocations}, existing)
+    wanted = [(rp_uuid, rc_name, amount)
+              for r in requests
+              for rp_uuid, resources in sorted(r.allocations.items())
+              for rc_name, amount in sorted(resources.items())]
+    _check_capacity(wanted, providers, inventory, class_ids)
+    return providers
+
+
 @placement_db.writer_connection
-def replace_all_in_transaction(ctx, requests, class_ids):
+def replace_all_in_transaction(ctx, requests, class_ids, all_new=False):
     """Replace the allocations of several consumers in the caller's
     transaction (see :func:`replace_all`); the reshaper joins here.
 
@@ -397,27 +433,31 @@ def replace_all_in_transaction(ctx, requests, class_ids):
 
     :param requests: a list of :class:`ConsumerRequest`.
     :param class_ids: {class name: id} from :func:`resolve_classes`.
+    :param all_new: every request has a null generation and allocations
+        (:func:`_all_new`): the consumers are not read first.
     :returns: the set of provider uuids whose generation was bumped.
+    :raises consumer_obj.ConsumerExists: with ``all_new``, a consumer
+        exists after all.
     """
     conn = ctx.connection
-    consumers = consumer_obj.fetch(conn, [r.uuid for r in requests])
-    for req in requests:
-        if req.generation is not UNCHECKED:
-            consumer_obj.check_generation(consumers.get(req.uuid),
-                                          req.generation)
+    if all_new:
+        consumers = {}
+        try:
+            providers = _load_and_check(conn, requests, class_ids, ())
+        except errors.PlacementError:
+            # NOTE: the consumer's generation is checked first: a client
+            # that was wrong about it is told so, whatever else is wrong.
+            _check_generations(conn, requests)
+            raise
+    else:
+        consumers = _check_generations(conn, requests)
+        providers = _load_and_check(conn, requests, class_ids,
+                                    list(consumers))
+    losing = set()
     # NOTE: only consumers that exist can hold allocations, so a first
     # claim deletes nothing (and, on MySQL, takes no gap locks).
-    existing = sorted(r.uuid for r in requests if r.uuid in consumers)
-    providers, inventory = _load_providers(
-        conn, {rp for r in requests for rp in r.allocations}, existing)
-    wanted = [(rp_uuid, rc_name, amount)
-              for r in requests
-              for rp_uuid, resources in sorted(r.allocations.items())
-              for rc_name, amount in sorted(resources.items())]
-    _check_capacity(wanted, providers, inventory, class_ids)
-    losing = set()
-    if existing:
-        _count, losing = _delete_allocations(conn, existing)
+    if consumers:
+        _count, losing = _delete_allocations(conn, list(consumers))
     _write_consumers(conn, requests, consumers)
     rows = _allocation_rows(requests, providers, class_ids,
                             timeutils.utcnow())
@@ -435,6 +475,21 @@ def replace_all_in_transaction(ctx, requests, class_ids):
                if not r.allocations and r.uuid in consumers]
     consumer_obj.delete_if_unused(conn, emptied)
     return {p['uuid'] for p in touched}
+
+
+def _check_generations(conn, requests):
+    """Read the requests' consumers and check the generations given.
+
+    :returns: {uuid: consumer dict} of those that exist.
+    :raises consumer_obj.ConsumerGenerationConflict: a request's generation
+        is not its consumer's.
+    """
+    consumers = consumer_obj.fetch(conn, [r.uuid for r in requests])
+    for req in requests:
+        if req.generation is not UNCHECKED:
+            consumer_obj.check_generation(consumers.get(req.uuid),
+                                          req.generation)
+    return consumers
 
 
 def _is_duplicate(exc):
@@ -466,10 +521,20 @@ def replace_all(ctx, requests):
         generation that moved on.
     """
     class_ids = resolve_classes(ctx, requests)
+    all_new = _all_new(requests)
     retries = CONF.placement.allocation_conflict_retry_count
     while True:
         try:
-            return replace_all_in_transaction(ctx, requests, class_ids)
+            return replace_all_in_transaction(ctx, requests, class_ids,
+                                              all_new)
+        except consumer_obj.ConsumerExists as exc:
+            # NOTE: outside the failed transaction (PostgreSQL ends it at
+            # the failed INSERT), say which generation the consumer is at.
+            current = consumer_obj.get_by_uuid(ctx, exc.uuid)
+            if current is None:
+                raise
+            raise consumer_obj.ConsumerGenerationConflict(
+                current['generation'], None)
         except rp_obj.ConcurrentUpdate:
             if retries <= 0:
                 raise

@@ -51,6 +51,22 @@ def _show(generation):
     return 'null' if generation is None else generation
 
 
+class ConsumerExists(ConsumerGenerationConflict):
+    """A consumer written as new is there already (its INSERT failed).
+
+    Left alone it answers as a lost first-claim race does; a caller that
+    can read the consumer again outside the failed transaction names its
+    real generation instead (see objects.allocation).
+    """
+
+    def __init__(self, uuid):
+        """
+        :param uuid: the consumer that exists.
+        """
+        super().__init__(1, None)
+        self.uuid = uuid
+
+
 def check_generation(consumer, given):
     """Raise 409 unless ``given`` is the consumer's current generation.
 
@@ -178,10 +194,11 @@ def create(conn, uuid, project_pk, user_pk, type_pk=None):
     The row starts at generation 1: it is created by the write of its
     first allocations, which counts as its first change.
 
-    :raises errors.Conflict: another request created it meanwhile.
+    :raises ConsumerExists: the consumer exists (another request created
+        it meanwhile, or the caller did not look).
     """
     now = timeutils.utcnow()
-    with _first_claim_race():
+    with _first_claim_race(uuid):
         result = conn.execute(_INSERT, dict(
             uuid=uuid, project_id=project_pk, user_id=user_pk,
             consumer_type_id=type_pk, generation=1, created_at=now))
@@ -191,14 +208,14 @@ def create(conn, uuid, project_pk, user_pk, type_pk=None):
 
 
 @contextlib.contextmanager
-def _first_claim_race():
+def _first_claim_race(uuid):
     try:
         yield
     except db_exc.DBDuplicateEntry:
         # NOTE: two first claims for one consumer raced; the loser must
         # re-read, exactly as after a generation mismatch. No savepoint:
         # the whole transaction is abandoned anyway.
-        raise ConsumerGenerationConflict(1, None)
+        raise ConsumerExists(uuid)
 
 
 def _create_by_names(with_type):
@@ -240,13 +257,13 @@ def create_by_names(conn, uuid, project, user, consumer_type=None):
     :returns: True when the consumer was inserted; False when one of the
         owners does not exist yet (nothing was written: look them up or
         create them with :func:`owner_ids`, then :func:`create`).
-    :raises errors.Conflict: another request created the consumer.
+    :raises ConsumerExists: the consumer exists already.
     """
     params = {'c_uuid': uuid, 'c_project': project, 'c_user': user,
               'c_generation': 1, 'c_now': timeutils.utcnow()}
     if consumer_type is not None:
         params['c_type'] = consumer_type
-    with _first_claim_race():
+    with _first_claim_race(uuid):
         result = conn.execute(
             _CREATE_BY_NAMES[consumer_type is not None], params)
     return result.rowcount == 1

@@ -218,3 +218,44 @@ def test_racing_writers_of_one_consumer_get_409(server):
     status, body = setup.call('GET', '/allocations/%s' % consumer)
     assert body['consumer_generation'] == 2
     assert body['allocations'][rp]['resources']['VCPU'] == 2
+
+
+def test_racing_first_claims_of_one_consumer_get_409(server):
+    """First claims of one new consumer: one wins, the others learn of it.
+
+    Each says the consumer is new (a null generation); every loser gets
+    the 409 a client would get from reading the consumer first.
+    """
+    setup = Client(server)
+    rp = _make_providers(setup)[0]
+    consumer = str(uuid.uuid4())
+    results = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(THREADS)
+
+    def worker():
+        client = Client(server)
+        barrier.wait()
+        status, payload = client.call('PUT', '/allocations/%s' % consumer,
+                                      _claim_body(rp, 1))
+        with lock:
+            results.append((status, payload))
+
+    threads = [threading.Thread(target=worker) for _ in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    statuses = sorted(status for status, _ in results)
+    assert statuses == [204] + [409] * (THREADS - 1)
+    for status, payload in results:
+        if status == 409:
+            error = payload['errors'][0]
+            assert error['code'] == 'placement.concurrent_update'
+            assert ('consumer generation conflict - expected 1 but got '
+                    'null') in error['detail']
+    status, body = setup.call('GET', '/allocations/%s' % consumer)
+    assert body['consumer_generation'] == 1
+    assert body['allocations'][rp]['resources']['VCPU'] == 1
+    status, usages = setup.call('GET', '/resource_providers/%s/usages' % rp)
+    assert usages['usages']['VCPU'] == 1
