@@ -202,9 +202,10 @@ def _save_many(ctx, nodes):
         # NOTE: consecutive nodes with the same columns go in one
         # executemany; a change of shape sends what is pending first, so
         # that rows are still written in the order given.
-        if tuple(sorted(changes)) != shape:
+        columns_of_node = tuple(sorted(changes))
+        if columns_of_node != shape:
             flush()
-            shape = tuple(sorted(changes))
+            shape = columns_of_node
         params = {'p_' + k: v for k, v in changes.items()}
         params['p_id'] = found[0]
         params['p_updated_at'] = now

@@ -339,10 +339,8 @@ def test_quota_recheck_undoes_the_loser(world, monkeypatch):
     assert len(world.conductor.builds) == 1
 
 
-def test_a_boot_reads_the_quota_limits_once(world, monkeypatch):
-    flavor, image = _setup(world)
-    world.client.put(V + '/os-quota-sets/admin',
-                     {'quota_set': {'instances': 2}})
+def _count_limit_reads(monkeypatch):
+    """The project ids of every quota limits read from now on."""
     reads = []
     real = quota.quota_records.get_project_limits
 
@@ -351,6 +349,14 @@ def test_a_boot_reads_the_quota_limits_once(world, monkeypatch):
         return real(ctxt, project_id)
 
     monkeypatch.setattr(quota.quota_records, 'get_project_limits', counted)
+    return reads
+
+
+def test_a_boot_reads_the_quota_limits_once(world, monkeypatch):
+    flavor, image = _setup(world)
+    world.client.put(V + '/os-quota-sets/admin',
+                     {'quota_set': {'instances': 2}})
+    reads = _count_limit_reads(monkeypatch)
     assert helpers.boot(world.client, flavor, image)[0] == 202
     assert reads == ['admin']
     # The limit still holds: the check and the recheck counted.
@@ -366,14 +372,7 @@ def test_a_group_boot_reads_the_quota_limits_once(world, monkeypatch):
     _s, body, _ = world.client.post(V + '/os-server-groups', {
         'server_group': {'name': 'g', 'policy': 'affinity'}})
     group = body['server_group']['id']
-    reads = []
-    real = quota.quota_records.get_project_limits
-
-    def counted(ctxt, project_id):
-        reads.append(project_id)
-        return real(ctxt, project_id)
-
-    monkeypatch.setattr(quota.quota_records, 'get_project_limits', counted)
+    reads = _count_limit_reads(monkeypatch)
     assert helpers.boot(world.client, flavor, image,
                         hints={'group': group})[0] == 202
     assert reads == ['admin']

@@ -182,22 +182,16 @@ def test_concurrent_claims_never_5xx_nor_overcommit(server):
         assert rate >= float(minimum)
 
 
-def test_racing_writers_of_one_consumer_get_409(server):
-    """Writers sharing a consumer generation: exactly one wins each round."""
-    setup = Client(server)
-    rp = _make_providers(setup)[0]
-    consumer = str(uuid.uuid4())
-    status, _ = setup.call('PUT', '/allocations/%s' % consumer,
-                           _claim_body(rp, 1))
-    assert status == 204
+def _race(server, consumer, body):
+    """THREADS clients PUT ``body`` to the consumer's allocations at the
+    same moment; their (status, payload), and the statuses sorted.
+    """
     results = []
     lock = threading.Lock()
     barrier = threading.Barrier(THREADS)
 
     def worker():
         client = Client(server)
-        body = _claim_body(rp, 2)
-        body['consumer_generation'] = 1
         barrier.wait()
         status, payload = client.call('PUT', '/allocations/%s' % consumer,
                                       body)
@@ -209,7 +203,20 @@ def test_racing_writers_of_one_consumer_get_409(server):
         thread.start()
     for thread in threads:
         thread.join()
-    statuses = sorted(status for status, _ in results)
+    return results, sorted(status for status, _ in results)
+
+
+def test_racing_writers_of_one_consumer_get_409(server):
+    """Writers sharing a consumer generation: exactly one wins each round."""
+    setup = Client(server)
+    rp = _make_providers(setup)[0]
+    consumer = str(uuid.uuid4())
+    status, _ = setup.call('PUT', '/allocations/%s' % consumer,
+                           _claim_body(rp, 1))
+    assert status == 204
+    body = _claim_body(rp, 2)
+    body['consumer_generation'] = 1
+    results, statuses = _race(server, consumer, body)
     assert statuses == [204] + [409] * (THREADS - 1)
     for status, payload in results:
         if status == 409:
@@ -229,24 +236,7 @@ def test_racing_first_claims_of_one_consumer_get_409(server):
     setup = Client(server)
     rp = _make_providers(setup)[0]
     consumer = str(uuid.uuid4())
-    results = []
-    lock = threading.Lock()
-    barrier = threading.Barrier(THREADS)
-
-    def worker():
-        client = Client(server)
-        barrier.wait()
-        status, payload = client.call('PUT', '/allocations/%s' % consumer,
-                                      _claim_body(rp, 1))
-        with lock:
-            results.append((status, payload))
-
-    threads = [threading.Thread(target=worker) for _ in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    statuses = sorted(status for status, _ in results)
+    results, statuses = _race(server, consumer, _claim_body(rp, 1))
     assert statuses == [204] + [409] * (THREADS - 1)
     for status, payload in results:
         if status == 409:

@@ -169,12 +169,20 @@ class _Clock(object):
         return self.now
 
 
-def test_a_young_finished_answer_is_given_to_later_requests():
+def _answers_kept_a_second():
+    """(placement answering at once, a clock the test moves, queries
+    whose finished answers are kept for 1 s).
+    """
     placement = GatedPlacement()
     placement.gate.set()
     clock = _Clock()
     shared = shared_queries.SharedQueries(placement.fetch, clock,
                                           max_age=1.0)
+    return placement, clock, shared
+
+
+def test_a_young_finished_answer_is_given_to_later_requests():
+    placement, clock, shared = _answers_kept_a_second()
     first = shared.get(None, QUERY)
     clock.now += 0.9
     second = shared.get(None, QUERY)
@@ -192,11 +200,7 @@ def test_a_young_finished_answer_is_given_to_later_requests():
 
 
 def test_a_request_that_wants_its_own_answer_sends_a_query():
-    placement = GatedPlacement()
-    placement.gate.set()
-    clock = _Clock()
-    shared = shared_queries.SharedQueries(placement.fetch, clock,
-                                          max_age=1.0)
+    placement, clock, shared = _answers_kept_a_second()
     shared.get(None, QUERY)
     clock.now += 0.5
     own = shared.get(None, QUERY, reuse=False)
