@@ -24,7 +24,7 @@ def fit_instance_to_host(host_topology, instance_topology, limits=None,
     """The instance topology as placed on the host, or None if it won't fit.
 
     Every ordering of host cells is tried in turn and the first that fits
-    wins: guest node 0 may land on host node 1 (digest §6.6, first fit,
+    wins: guest node 0 may land on host node 1 (first fit, as Nova does:
     no packing or spreading across nodes).
 
     :param host_topology: a HostTopology, its primitive, or a holder.
@@ -51,6 +51,10 @@ def fit_instance_to_host(host_topology, instance_topology, limits=None,
                   '%(actual)s', {'required': len(instance.cells),
                                  'actual': len(host.cells)})
         return None
+    # NOTE: permutations, not combinations: instance cells differ in size,
+    # so which host cell takes which guest cell matters. Hosts have at
+    # most a handful of cells, so the factorial stays small (8 cells and a
+    # 2-cell guest: 56 orderings, most failing on their first cell).
     for host_cells in itertools.permutations(host.cells, len(instance.cells)):
         fitted = []
         for host_cell, instance_cell in zip(host_cells, instance.cells):
@@ -59,6 +63,9 @@ def fit_instance_to_host(host_topology, instance_topology, limits=None,
                 break
             fitted.append(cell)
         else:
+            # NOTE: PCI locality is checked last: it needs the complete
+            # set of chosen cells, and an ordering whose cells fit but
+            # whose devices sit elsewhere may be followed by one that works.
             cell_ids = [cell.id for cell in fitted]
             if pci_requests and not pci_fits(pci_requests, pci_stats,
                                              cell_ids):
@@ -81,6 +88,9 @@ def fit_cell(host_cell, instance_cell, limits=None):
               instance_cell, host_cell)
     fitted = instance_cell.copy()
     fitted.id = host_cell.id
+    # NOTE: huge pages are never overcommitted, so a page-size request is
+    # checked against free pages instead of the (overcommittable) cell
+    # memory; the two checks are exclusive, as in Nova.
     if instance_cell.pagesize:
         fitted.pagesize = select_pagesize(host_cell, instance_cell)
         if fitted.pagesize is None:
@@ -108,6 +118,8 @@ def fit_cell(host_cell, instance_cell, limits=None):
 
 
 def _memory_fits(host_cell, instance_cell, limits):
+    # NOTE: without limits there is no ratio to overcommit by, so only
+    # the guest cell's size against the host cell's counts, not usage.
     if limits is None:
         usable, needed = host_cell.memory, instance_cell.memory
     else:
@@ -212,6 +224,8 @@ def pci_fits(pci_requests, pci_stats, cell_ids):
     """
     if hasattr(pci_stats, 'support_requests'):
         return pci_stats.support_requests(pci_requests, cell_ids)
+    # NOTE: counts are taken from copies of the pools so that two requests
+    # for the same device kind cannot both count the same free device.
     pools = [dict(pool) for pool in pci_stats or []]
     for request in pci_requests:
         needed = _field(request, 'count', 1)
@@ -270,6 +284,8 @@ def change_usage_in_place(host, instance, sign):
         if sign < 0 and not held <= cell.pinned_cpus:
             raise exception.CPUUnpinningInvalid(
                 requested=sorted(held), pinned=sorted(cell.pinned_cpus))
+    # NOTE: the second pass can no longer fail: every check is above, so
+    # the host is never left with half an instance applied.
     for instance_cell in instance.cells:
         cell = host.cell(instance_cell.id)
         held = instance_cell.held_pcpus

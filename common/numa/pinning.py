@@ -3,8 +3,8 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """Lay pinned vCPUs out on one host cell according to the thread policy.
 
-The three CPU thread policies, as the seeds' experiments on a 36-core /
-72-thread host showed them (digest §6.4, scenario A8):
+The three CPU thread policies, as operators see them on a 36-core /
+72-thread host (doc/behaviours.md A8):
 
 - ``prefer`` (also the default): pack vCPUs onto sibling threads, whole
   cores first, so a 16-vCPU guest takes 8 complete cores. Works on hosts
@@ -16,8 +16,8 @@ The three CPU thread policies, as the seeds' experiments on a 36-core /
 
 Consecutive guest vCPUs land on the same core, so the guest's own thread
 pairs match real sibling pairs. Ties go to the lowest CPU ids, which keeps
-the layout deterministic (the seeds' exact pCPU numbers came from Python 2
-set ordering and are not reproduced; their shape is).
+the layout deterministic (Nova's exact pCPU numbers depend on set
+ordering and are not reproduced; their shape is).
 """
 
 from common.numa import topology
@@ -54,9 +54,15 @@ def _pack(candidates, count):
         if not pool:
             return None
         biggest = max(len(c) for c in pool)
+        # NOTE: the fullest core first keeps a guest's vCPU pairs on real
+        # sibling pairs and leaves part-used cores for small tails; the
+        # first of equal cores is the lowest-numbered, for determinism.
         if remaining >= biggest:
             core = next(c for c in pool if len(c) == biggest)
         else:
+            # NOTE: the smallest core that still holds the tail: taking
+            # two threads of a free four-thread core would split it when
+            # a half-used two-thread core takes them whole.
             core = min((c for c in pool if len(c) >= remaining), key=len)
         take = core[:remaining]
         chosen.extend(take)
@@ -73,6 +79,9 @@ def _isolate(host_cell, count):
     if len(whole) < count:
         return None
     chosen = whole[:count]
+    # NOTE: the guest runs on each core's first thread; the other threads
+    # are held (cpuset_reserved) so the usage accounting pins them too and
+    # no other guest is scheduled onto them.
     pcpus = [core[0] for core in chosen]
     reserved = set()
     for core in chosen:
@@ -93,6 +102,8 @@ def pin(host_cell, vcpus, thread_policy=None):
     if not count:
         return {}, set()
     reserved = set()
+    # NOTE: a core's free threads only: a part-pinned core still offers
+    # its free siblings to prefer and require, never to isolate.
     free_by_core = [[t for t in core if t in host_cell.free_pcpus]
                     for core in cores(host_cell)]
     if thread_policy == topology.ISOLATE:
