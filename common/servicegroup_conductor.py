@@ -8,6 +8,11 @@ read their service records through the conductor's record proxy, which
 stores them with the ``db`` driver. :meth:`ConductorDriver.report_many`
 heartbeats many hosts in one call: an agent simulating hundreds of hosts
 sends one message per ``report_interval``, not hundreds.
+
+NOTE: the conductor's RPC client is handed in by the service that uses
+this driver (the compute agent, see services/compute/cmd.py, which also
+registers the ``conductor`` name for ``[DEFAULT] servicegroup_driver``):
+common/ never imports services/ (tests/unit/test_layering.py).
 """
 
 import logging
@@ -21,16 +26,13 @@ LOG = logging.getLogger(__name__)
 class ConductorDriver(servicegroup.ServiceGroupDriver):
     """Service records through ``ConductorAPI``'s service_* calls.
 
-    :param conductor_api: a ConductorAPI; default a new one (RPC must be
-        initialized).
+    :param conductor_api: the conductor's RPC client
+        (``services.conductor.rpcapi.ConductorAPI``, or anything with its
+        ``service_join``, ``service_report``, ``service_report_many`` and
+        ``service_get`` methods).
     """
 
-    def __init__(self, conductor_api=None):
-        if conductor_api is None:
-            # NOTE: imported here: the conductor's client is only needed by
-            # processes that use this driver.
-            from services.conductor import rpcapi
-            conductor_api = rpcapi.ConductorAPI()
+    def __init__(self, conductor_api):
         self.conductor = conductor_api
 
     @staticmethod
@@ -80,6 +82,3 @@ class ConductorDriver(servicegroup.ServiceGroupDriver):
         raise NotImplementedError(
             'the conductor service-group driver cannot change service '
             'records; use the db driver where the database is reachable')
-
-
-servicegroup.register_driver('conductor', ConductorDriver)

@@ -7,8 +7,8 @@ What ``berth-manage api_db sync``, ``cell_v2 map_cell0``, ``cell_v2
 create_cell``, ``db sync`` and ``cell_v2 discover_hosts`` do on a real
 deployment, done in process and made idempotent, so that a second start on
 the same state directory (or on the same MariaDB databases) changes
-nothing. Host discovery is the conductor's own
-(:func:`services.conductor.discovery.discover_hosts`).
+nothing. Host discovery is the one the conductor runs
+(:func:`common.db.discovery.discover_hosts`).
 """
 
 import logging
@@ -19,8 +19,10 @@ import sqlalchemy as sa
 
 from common.db import api_tables
 from common.db import boot_records
+from common.db import cell_access
 from common.db import cells
 from common.db import compute_records
+from common.db import discovery
 
 LOG = logging.getLogger(__name__)
 
@@ -116,8 +118,6 @@ def discover_hosts(ctxt):
 
     :returns: every host mapped so far (not only the new ones).
     """
-    from services.conductor import cell_access
-    from services.conductor import discovery
     access = cell_access.CellAccess()
     discovery.discover_hosts(ctxt, access)
     return [host for host, _cell in boot_records.list_host_mappings(

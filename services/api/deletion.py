@@ -21,6 +21,7 @@
 import logging
 import threading
 
+from common import cell_rpc
 from common.db import boot_records
 from common.db import instance_records
 from common import exception
@@ -29,6 +30,7 @@ from services.api import cell_hosts
 from services.api import placement_sync
 from services.api.records import server_groups as group_records
 from services.api import server_lookup
+from services.compute import rpcapi as compute_rpcapi
 
 LOG = logging.getLogger(__name__)
 
@@ -36,13 +38,13 @@ LOG = logging.getLogger(__name__)
 def compute_api(cell):
     """The compute RPC client for a cell (a function tests can replace).
 
-    NOTE: the conductor's per-cell client registry is reused, so that a
-    cell with a message queue of its own is reached on it.
+    NOTE: the same per-cell registry as the conductor's, so that a cell
+    with a message queue of its own is reached on it.
     """
-    from services.conductor import cell_rpc
     with _LOCK:
         if 'clients' not in _COMPUTE_CLIENTS:
-            _COMPUTE_CLIENTS['clients'] = cell_rpc.ComputeClients()
+            _COMPUTE_CLIENTS['clients'] = cell_rpc.CellClients(
+                compute_rpcapi.ComputeAPI)
         clients = _COMPUTE_CLIENTS['clients']
     return clients.for_cell(cell)
 

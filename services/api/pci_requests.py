@@ -6,7 +6,7 @@
 ``[pci] alias`` defines each alias as a JSON object (several with one
 name are alternatives); ``pci_passthrough:alias=nic:2,gpu:1`` asks for
 two devices matching ``nic`` and one matching ``gpu``. Each becomes one
-request of the shape :mod:`services.scheduler.pci_stats` matches::
+request of the shape :mod:`common.pci.stats` matches::
 
     {'count': 2, 'spec': [{'vendor_id': '8086', 'product_id': '154d'}],
      'alias_name': 'nic', 'numa_policy': 'legacy'}

@@ -33,6 +33,20 @@ from services.compute import virt
 LOG = logging.getLogger(__name__)
 
 
+def _conductor_driver():
+    """The ``conductor`` service-group driver, on a new conductor client.
+
+    NOTE: registered here, by the service that owns the dependency:
+    common.servicegroup_conductor must not import the conductor's client.
+    """
+    from services.conductor import rpcapi as conductor_rpcapi
+    return servicegroup_conductor.ConductorDriver(
+        conductor_rpcapi.ConductorAPI())
+
+
+servicegroup.register_driver('conductor', _conductor_driver)
+
+
 def build_agent(conf, driver=None, conductor=None, scheduler=None,
                 placement=None, servicegroup_api=None,
                 wait_for_conductor=True):

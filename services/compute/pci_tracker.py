@@ -6,7 +6,7 @@
 The scheduler sees a node's devices as pools of identical devices with
 counts (``compute_nodes.pci_stats``); the agent must hand out actual
 devices. Matching and NUMA affinity follow the scheduler's own rules
-(:mod:`services.scheduler.pci_stats`), applied to pools of free devices,
+(:mod:`common.pci.stats`), applied to pools of free devices,
 and the chosen pools' lowest addresses are taken, so the same instances
 always get the same devices back after a restart.
 
@@ -17,7 +17,7 @@ be given away.
 
 import logging
 
-from services.scheduler import pci_stats
+from common.pci import stats as pci_stats
 
 LOG = logging.getLogger(__name__)
 

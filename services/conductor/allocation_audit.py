@@ -39,9 +39,9 @@ from common.db import instance_records
 from common.objects import image as image_obj
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
+from common.placement import query as placement_query
+from common.placement import resources as placement_resources
 from services.conductor import allocations
-from services.scheduler import placement_query
-from services.scheduler import request_filter
 
 LOG = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def expected_resources(instance):
         flavor=instance.flavor, image=image_obj.ImageMeta(properties=props),
         project_id=instance.project_id, user_id=instance.user_id)
     query = placement_query.PlacementQuery()
-    request_filter.flavor_resources(None, spec, query, None)
+    placement_resources.flavor_resources(spec, query)
     wanted = {}
     for group in query.groups.values():
         for rc, amount in group.resources.items():

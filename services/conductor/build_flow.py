@@ -16,7 +16,7 @@
                   with the selection and its alternates
 
 ``conductor`` is the ConductorManager: it provides ``cells``
-(:class:`~services.conductor.cell_access.CellAccess`), ``placement``,
+(:class:`~common.db.cell_access.CellAccess`), ``placement``,
 ``scheduler_api``, ``compute_clients`` and ``notify``.
 """
 
@@ -28,13 +28,13 @@ from oslo_db import exception as db_exc
 import common.conf
 from common.db import boot_records
 from common.db import cells
+from common.db import group_setup
 from common.db import instance_records
 from common import exception
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
 from services.conductor import allocations
 from services.conductor import cell0
-from services.conductor import group_setup
 from services.conductor import host_zones
 
 LOG = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ objects and hands each request to its module:
 * ``build_instances`` (reschedule) -> :mod:`.reschedule`
 * the compute agents' record calls -> :mod:`.record_proxy` (a second
   endpoint of the same API)
-* background: host discovery (:mod:`.discovery`, a loop of its own) and
-  the allocation audit (:mod:`.allocation_audit`, a periodic task), at the
-  intervals the configuration gives.
+* background: host discovery (:mod:`common.db.discovery`, a loop of its
+  own) and the allocation audit (:mod:`.allocation_audit`, a periodic
+  task), at the intervals the configuration gives.
 """
 
 import logging
@@ -22,18 +22,19 @@ import threading
 import oslo_messaging as messaging
 
 import common.conf
+from common import cell_rpc
 from common import context as berth_context
+from common.db import cell_access as cell_access_mod
+from common.db import discovery
 from common import manager
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
 from common.objects import selection as selection_obj
 from common import placement_client
 from common import rpc
+from services.compute import rpcapi as compute_rpcapi
 from services.conductor import allocation_audit
 from services.conductor import build_flow
-from services.conductor import cell_access as cell_access_mod
-from services.conductor import cell_rpc
-from services.conductor import discovery
 from services.conductor import record_proxy
 from services.conductor import reschedule
 
@@ -64,7 +65,7 @@ class ConductorManager(manager.Manager):
         :param scheduler_api: a SchedulerAPI; made on first use (after
             the RPC transport exists) when not given.
         :param compute_clients: a
-            :class:`~services.conductor.cell_rpc.ComputeClients`.
+            :class:`~common.cell_rpc.CellClients` of compute APIs.
         :param placement: a :class:`common.placement_client.
             PlacementClient`; built from ``[placement]`` by default.
         :param api_database: the api Database (tests); default
@@ -77,7 +78,8 @@ class ConductorManager(manager.Manager):
         super().__init__(host=host, service_name='conductor')
         self.cells = cell_access_mod.CellAccess(api_database, cell_databases)
         self.placement = placement or placement_client.PlacementClient(CONF)
-        self.compute_clients = compute_clients or cell_rpc.ComputeClients()
+        self.compute_clients = compute_clients or cell_rpc.CellClients(
+            compute_rpcapi.ComputeAPI)
         self.records = record_proxy.RecordProxy(self.cells)
         self._scheduler_api = scheduler_api
         self._notifier = notifier

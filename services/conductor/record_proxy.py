@@ -39,7 +39,7 @@ class RecordProxy(object):
     """Record calls of the compute agents (see ConductorAPI).
 
     :param cell_access: the conductor's
-        :class:`~services.conductor.cell_access.CellAccess`.
+        :class:`~common.db.cell_access.CellAccess`.
     """
 
     target = messaging.Target(version=RPC_API_VERSION)

@@ -33,14 +33,14 @@ import sqlalchemy as sa
 from common import context
 from common.db import api_tables
 from common.db import boot_records
+from common.db import cell_access as cell_access_mod
 from common.db import cell_tables
 from common.db import cells
 from common.db import compute_records
+from common.db import discovery
 from common.db import instance_records
 from common import exception
 from common import rpc
-from services.conductor import cell_access as cell_access_mod
-from services.conductor import discovery
 from services.manage import output
 
 LOG = logging.getLogger(__name__)
@@ -208,7 +208,7 @@ def list_cells(conf):
 
 
 def discover_hosts(conf):
-    """Map new compute hosts; see services.conductor.discovery.
+    """Map new compute hosts; see common.db.discovery.
 
     :returns: 0 done, 1 none found with --strict, 2 a duplicate mapping.
     """

@@ -27,12 +27,12 @@ import sqlalchemy as sa
 from common import context
 from common.db import api_tables
 from common.db import boot_records
+from common.db import cell_access as cell_access_mod
 from common.db import cells
 from common.db import compute_records
 from common import placement_client
 from services.conductor import allocation_audit
 from services.conductor import allocations
-from services.conductor import cell_access as cell_access_mod
 from services.manage import output
 
 LOG = logging.getLogger(__name__)

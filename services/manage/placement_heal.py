@@ -25,6 +25,7 @@ import logging
 
 from common import context
 from common.db import boot_records
+from common.db import cell_access as cell_access_mod
 from common.db import cells
 from common.db import compute_records
 from common.db import instance_records
@@ -32,7 +33,6 @@ from common import exception
 from common import placement_client
 from services.conductor import allocation_audit
 from services.conductor import allocations
-from services.conductor import cell_access as cell_access_mod
 from services.manage import output
 
 LOG = logging.getLogger(__name__)

@@ -25,15 +25,15 @@ import sqlalchemy as sa
 
 from common import context
 from common.db import api_tables
+from common.db import cell_access as cell_access_mod
 from common.db import cells
+from common.db import group_setup
 from common.numa import constraints
 from common.numa import exception as numa_exc
 from common.objects import flavor as flavor_obj
 from common.objects import image as image_obj
 from common.objects import request_spec as spec_obj
 from common import rpc
-from services.conductor import cell_access as cell_access_mod
-from services.conductor import group_setup
 
 LOG = logging.getLogger(__name__)
 

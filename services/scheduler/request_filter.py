@@ -4,7 +4,7 @@
 """Request filters: turn a request spec into the placement query.
 
 Each filter is a function ``f(context, spec, query, view)`` that narrows
-the :class:`~services.scheduler.placement_query.PlacementQuery`: resources
+the :class:`~common.placement.query.PlacementQuery`: resources
 and traits from the flavor and image, aggregates for zones and tenant or
 image isolation, a tree for a forced host. ``view`` is the scheduler's
 cached view of aggregates and compute nodes (see host_manager). Placement
@@ -19,13 +19,11 @@ import logging
 import re
 
 from common.conf import CONF
-from common.numa import constraints as numa_constraints
-from common.numa import exception as numa_exception
-from services.scheduler import placement_query
+from common.placement import query as placement_query
+from common.placement import resources as placement_resources
 
 LOG = logging.getLogger(__name__)
 
-_RESOURCES_KEY = re.compile(r'^resources([a-zA-Z0-9_-]{1,64})?:(.+)$')
 _TRAIT_KEY = re.compile(r'^trait([a-zA-Z0-9_-]{1,64})?:(.+)$')
 
 # Image properties that name a device model, and the trait prefix of each
@@ -39,63 +37,12 @@ _IMAGE_PROPERTY_TRAITS = {
 }
 
 
-def _cpu_needs(spec):
-    """(thread policy, number of dedicated vCPUs) of the request.
-
-    NOTE: the rules (flavor over image, mixed masks, realtime vCPUs) are
-    the NUMA library's, the same the API validates and the compute claim
-    applies.
-
-    :raises common.numa.exception.NUMARequestInvalid: a combination the
-        API refuses; the request cannot be placed.
-    """
-    specs = spec.flavor.extra_specs
-    props = spec.image.properties if spec.image else {}
-    policy = numa_constraints.get_cpu_policy(specs, props)
-    realtime, _mask = numa_constraints.get_realtime_vcpus(
-        specs, props, policy, spec.vcpus)
-    dedicated = numa_constraints.get_dedicated_vcpus(
-        specs, policy, realtime, spec.vcpus)
-    return (numa_constraints.get_cpu_thread_policy(specs, props),
-            len(dedicated))
-
-
 def flavor_resources(context, spec, query, view):
     """VCPU or PCPU, MEMORY_MB and DISK_GB from the flavor.
 
-    Extra specs ``resources:RC=N`` override (0 removes a class) and
-    ``resources{S}:RC=N`` build granular groups; ``group_policy`` is
-    passed on.
+    See :func:`common.placement.resources.flavor_resources`.
     """
-    group = query.unsuffixed
-    try:
-        _thread_policy, dedicated = _cpu_needs(spec)
-    except numa_exception.NUMARequestInvalid as exc:
-        query.impossible = str(exc)
-        return
-    shared = spec.vcpus - dedicated
-    if shared:
-        group.resources['VCPU'] = shared
-    if dedicated:
-        group.resources['PCPU'] = dedicated
-    group.resources['MEMORY_MB'] = spec.memory_mb
-    if spec.disk_gb:
-        group.resources['DISK_GB'] = spec.disk_gb
-    for key, value in spec.flavor.extra_specs.items():
-        found = _RESOURCES_KEY.match(key)
-        if found:
-            suffix, rc = found.group(1) or '', found.group(2)
-            try:
-                amount = int(value)
-            except ValueError:
-                LOG.warning('Ignoring extra spec %s=%r: not an integer',
-                            key, value)
-                continue
-            query.group(suffix).resources[rc] = amount
-        elif key == 'group_policy':
-            query.group_policy = value
-    for group in list(query.groups.values()):
-        group.resources = {rc: n for rc, n in group.resources.items() if n}
+    placement_resources.flavor_resources(spec, query)
 
 
 def flavor_and_image_traits(context, spec, query, view):
@@ -117,7 +64,7 @@ def flavor_and_image_traits(context, spec, query, view):
                 group.required.add(found.group(2))
             elif value == 'forbidden':
                 group.forbidden.add(found.group(2))
-    thread_policy, dedicated = _cpu_needs(spec)
+    thread_policy, dedicated = placement_resources.cpu_needs(spec)
     if dedicated:
         if thread_policy == 'isolate':
             query.unsuffixed.forbidden.add('HW_CPU_HYPERTHREADING')

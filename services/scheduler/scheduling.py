@@ -21,13 +21,13 @@ import threading
 from common.conf import CONF
 from common import exception
 from common.objects import selection as selection_obj
+from common.pci import stats as pci_stats
 from common import service
 from services.scheduler.client import placement as placement_client
 from services.scheduler import explanation as explanation_mod
 from services.scheduler import filters as filters_mod
 from services.scheduler import host_manager as host_manager_mod
 from services.scheduler import numa_consume
-from services.scheduler import pci_stats
 from services.scheduler import request_filter
 from services.scheduler import shared_queries
 from services.scheduler import weighers as weighers_mod

@@ -3,8 +3,8 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """PciPassthroughFilter: pass hosts that have the requested PCI devices."""
 
+from common.pci import stats as pci_stats
 from services.scheduler import filters
-from services.scheduler import pci_stats
 
 
 def describe_requests(requests):

@@ -14,6 +14,7 @@ from services.compute import cmd
 from services.compute import manager
 from services.compute import rpcapi
 from services.compute import service as compute_service
+from services.conductor import rpcapi as conductor_rpcapi
 from tests.unit.compute import fakes
 from tests.unit.compute import test_build
 from tests.unit import rpc_versions
@@ -130,3 +131,18 @@ def test_conductor_service_group_driver():
     assert group.service_is_up(group.get('h1', 'berth-compute'))
     with pytest.raises(NotImplementedError):
         group.get_all()
+
+
+def test_servicegroup_driver_conductor_is_registered_by_the_agent(conf):
+    # NOTE: common/ cannot build the conductor's client itself; the
+    # compute agent's cmd registers the ``conductor`` name with one.
+    rpc.register_opts(rpc.CONF)
+    conf.config(transport_url='fake:///', servicegroup_driver='conductor')
+    rpc.init(rpc.CONF)
+    try:
+        driver = servicegroup.API().driver
+    finally:
+        rpc.cleanup()
+    assert isinstance(driver, servicegroup_conductor.ConductorDriver)
+    assert isinstance(driver.conductor, conductor_rpcapi.ConductorAPI)
+    assert driver.conductor.client.target.topic == 'conductor'

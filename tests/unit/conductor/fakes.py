@@ -20,6 +20,7 @@ import uuid as uuid_lib
 
 from oslo_utils import timeutils
 
+from common import cell_rpc
 from common.conf import CONF
 from common.db import api_tables
 from common.db import boot_records
@@ -29,7 +30,6 @@ from common.db import compute_records
 from common import exception
 from common.objects import selection as selection_obj
 from common import placement_client
-from services.conductor import cell_rpc
 from services.conductor import manager
 from tests.unit.db import records_fixtures as fx
 
@@ -282,7 +282,7 @@ class World(object):
         self.notifier = FakeNotifier()
         self.manager = manager.ConductorManager(
             host='conductor-1', scheduler_api=self.scheduler,
-            compute_clients=cell_rpc.ComputeClients(lambda: self.compute),
+            compute_clients=cell_rpc.CellClients(lambda: self.compute),
             placement=self.placement, api_database=self.api,
             cell_databases=self.registry, notifier=self.notifier)
 

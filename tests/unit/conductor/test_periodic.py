@@ -7,16 +7,16 @@ import time
 
 import pytest
 
+from common import cell_rpc
 from common.conf import CONF
 from common.db import boot_records
 from common.db import compute_records
+from common.db import discovery
 from common.db import instance_records
 from common import exception
 from common.objects import instance as instance_obj
 from services.conductor import allocation_audit
 from services.conductor import build_flow
-from services.conductor import cell_rpc
-from services.conductor import discovery
 from services.conductor import manager
 from tests.unit.conductor import fakes
 from tests.unit.db import records_fixtures as fx
@@ -104,7 +104,7 @@ def test_discovery_and_audit_follow_the_configuration(world, override):
     override('allocation_audit_interval', -1, group='audit')
     mgr = manager.ConductorManager(
         scheduler_api=world.scheduler, placement=world.placement,
-        compute_clients=cell_rpc.ComputeClients(lambda: world.compute),
+        compute_clients=cell_rpc.CellClients(lambda: world.compute),
         api_database=world.api, cell_databases=world.registry)
     assert _tasks(mgr) == []
     mgr.post_start_hook()

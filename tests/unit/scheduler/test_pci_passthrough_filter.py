@@ -5,9 +5,9 @@
 
 import pytest
 
+from common.pci import stats as pci_stats
 from services.scheduler import filters
 from services.scheduler.filters import pci_passthrough_filter
-from services.scheduler import pci_stats
 from tests.unit.scheduler import fakes
 
 GPU_POOL = {'vendor_id': '10de', 'product_id': '1eb8', 'numa_node': 0,

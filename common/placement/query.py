@@ -3,13 +3,20 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """The GET /allocation_candidates query a request spec turns into.
 
-Request filters (:mod:`services.scheduler.request_filter`) add resources,
-traits and aggregates to it; :meth:`PlacementQuery.to_params` renders the
-query string. Keeping the query as data makes every filter testable on its
-own and lets the explanation show exactly what placement was asked.
+The scheduler's request filters add resources, traits and aggregates to
+it; :meth:`PlacementQuery.to_params` renders the query string. Keeping
+the query as data makes every filter testable on its own and lets the
+explanation show exactly what placement was asked. The conductor's
+allocation audit builds the same query from a flavor
+(:mod:`common.placement.resources`), so both agree on what a server holds.
 """
 
 import dataclasses
+
+
+def _traits(required, forbidden):
+    """``A,B,!C``: required traits, then forbidden ones, each sorted."""
+    return ','.join(sorted(required) + sorted('!' + t for t in forbidden))
 
 
 @dataclasses.dataclass
@@ -34,6 +41,29 @@ class Group(object):
         return not (self.resources or self.required or self.forbidden or
                     self.any_of or self.member_of or
                     self.forbidden_aggregates or self.in_tree)
+
+    def to_params(self):
+        """This group's query parameters, each name with its suffix."""
+        suffix = self.suffix
+        params = []
+        resources = {rc: n for rc, n in self.resources.items() if n}
+        if resources:
+            params.append(('resources' + suffix, ','.join(
+                '%s:%d' % (rc, n) for rc, n in sorted(resources.items()))))
+        traits = _traits(self.required, self.forbidden)
+        if traits:
+            params.append(('required' + suffix, traits))
+        params.extend(('required' + suffix, 'in:' + ','.join(sorted(any_of)))
+                      for any_of in self.any_of)
+        params.extend(('member_of' + suffix,
+                       'in:' + ','.join(sorted(aggregates)))
+                      for aggregates in self.member_of)
+        if self.forbidden_aggregates:
+            params.append(('member_of' + suffix, '!in:' + ','.join(
+                sorted(self.forbidden_aggregates))))
+        if self.in_tree:
+            params.append(('in_tree' + suffix, self.in_tree))
+        return params
 
 
 @dataclasses.dataclass
@@ -63,37 +93,21 @@ class PlacementQuery(object):
         return self.groups[suffix]
 
     def to_params(self):
-        """The query string parameters, as a list of (name, value)."""
+        """The query string parameters, as a list of (name, value).
+
+        The groups come first, in suffix order (the unsuffixed one
+        first), then the request-wide parameters.
+        """
         params = []
         for suffix in sorted(self.groups):
-            group = self.groups[suffix]
-            resources = {rc: n for rc, n in group.resources.items() if n}
-            if resources:
-                params.append(('resources' + suffix, ','.join(
-                    '%s:%d' % (rc, n) for rc, n in sorted(resources.items()))))
-            traits = sorted(group.required) + sorted(
-                '!' + t for t in group.forbidden)
-            if traits:
-                params.append(('required' + suffix, ','.join(traits)))
-            for any_of in group.any_of:
-                params.append(('required' + suffix,
-                               'in:' + ','.join(sorted(any_of))))
-            for aggregates in group.member_of:
-                params.append(('member_of' + suffix,
-                               'in:' + ','.join(sorted(aggregates))))
-            if group.forbidden_aggregates:
-                params.append(('member_of' + suffix, '!in:' + ','.join(
-                    sorted(group.forbidden_aggregates))))
-            if group.in_tree:
-                params.append(('in_tree' + suffix, group.in_tree))
+            params.extend(self.groups[suffix].to_params())
         if self.group_policy:
             params.append(('group_policy', self.group_policy))
-        roots = sorted(self.root_required) + sorted(
-            '!' + t for t in self.root_forbidden)
+        roots = _traits(self.root_required, self.root_forbidden)
         if roots:
-            params.append(('root_required', ','.join(roots)))
-        for suffixes in self.same_subtree:
-            params.append(('same_subtree', ','.join(suffixes)))
+            params.append(('root_required', roots))
+        params.extend(('same_subtree', ','.join(suffixes))
+                      for suffixes in self.same_subtree)
         if self.limit:
             params.append(('limit', str(self.limit)))
         return params

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from services.scheduler import pci_stats
+from common.pci import stats as pci_stats
 from tests.unit.scheduler import fakes
 
 INTEL, NVIDIA = '8086', '10de'

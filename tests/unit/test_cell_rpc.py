@@ -6,10 +6,10 @@
 import oslo_messaging as messaging
 import pytest
 
+from common import cell_rpc
 from common.conf import CONF
 from common.db import cells
 from common import rpc
-from services.conductor import cell_rpc
 
 RABBIT = 'rabbit://u:p@192.0.2.10:5672/cell2'
 
@@ -46,7 +46,7 @@ def test_which_cells_share_the_default_transport(fake_rpc, url, default):
 
 
 def test_a_cell_with_its_own_queue_gets_its_own_client(fake_rpc):
-    clients = cell_rpc.ComputeClients(_Compute)
+    clients = cell_rpc.CellClients(_Compute)
     default = clients.for_cell(None)
     assert clients.for_cell(_cell('none:///')) is default
     own = clients.for_cell(_cell(RABBIT))

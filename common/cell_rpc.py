@@ -1,13 +1,21 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""Compute RPC clients per cell: each cell may have its own message queue.
+"""RPC clients per cell: each cell may have its own message queue.
 
 A cell mapping names the transport URL of its computes. When it is the
-conductor's own ``[DEFAULT] transport_url`` (or unset, ``none:///``, or the
-in-process ``fake://``), the ordinary compute client is used; otherwise a
+process's own ``[DEFAULT] transport_url`` (or unset, ``none:///``, or the
+in-process ``fake://``), the ordinary client is used; otherwise a
 transport to that URL is made once and kept, and the cell gets a client of
 its own on it.
+
+NOTE: the client class is the caller's: ``CellClients(ComputeAPI)``. The
+conductor and the API both reach compute agents per cell, so the transport
+bookkeeping is shared here; which RPC API rides on it belongs to the
+service that owns that API, and common/ never imports services/ (the
+layering rules, checked by tests/unit/test_layering.py). Any API object
+with an oslo.messaging ``client`` attribute works, which also lets tests
+pass a fake.
 """
 
 import logging
@@ -22,13 +30,6 @@ LOG = logging.getLogger(__name__)
 CONF = common.conf.CONF
 
 _NO_TRANSPORT = ('', 'none:///', 'none://', 'none:')
-
-
-def _default_factory():
-    # NOTE: imported late: the compute RPC API is its own service's module
-    # and the conductor must not need it at import time.
-    from services.compute import rpcapi as compute_rpcapi
-    return compute_rpcapi.ComputeAPI()
 
 
 def uses_default_transport(url, conf=None):
@@ -49,30 +50,31 @@ def uses_default_transport(url, conf=None):
         return False
 
 
-class ComputeClients(object):
-    """Hands out one compute RPC API per cell; thread-safe.
+class CellClients(object):
+    """Hands out one RPC API object per cell transport; thread-safe.
 
-    :param factory: ``factory()`` -> a new compute RPC API object with a
-        ``client`` attribute (an oslo.messaging RPC client); default
-        ``services.compute.rpcapi.ComputeAPI``.
+    :param factory: ``factory()`` -> a new RPC API object with a
+        ``client`` attribute (an oslo.messaging RPC client), for example
+        ``services.compute.rpcapi.ComputeAPI``. It is called once for the
+        default transport and once per cell with a transport of its own.
     """
 
-    def __init__(self, factory=None):
-        self._factory = factory or _default_factory
+    def __init__(self, factory):
+        self._factory = factory
         self._lock = threading.Lock()
         self._default = None
         self._by_url = {}
         self._transports = []
 
     def default(self):
-        """The compute API on this process's transport."""
+        """The RPC API on this process's transport."""
         with self._lock:
             if self._default is None:
                 self._default = self._factory()
             return self._default
 
     def for_cell(self, cell):
-        """The compute API for a CellMapping (None: the default one)."""
+        """The RPC API for a CellMapping (None: the default one)."""
         url = None if cell is None else cell.transport_url
         if uses_default_transport(url):
             return self.default()
