@@ -179,3 +179,29 @@ def test_a_full_cloud_still_fails_after_asking_again(answers_kept_a_minute):
         scheduler.select_destinations(None, fakes.spec(memory_mb=2048),
                                       ['b'])
     assert set(placement.claims) == {'a'}
+
+
+def test_one_snapshot_per_answer_while_it_may_be_shared():
+    clock = [100.0]
+    snapshots = answer_snapshot.Snapshots(lambda: clock[0], keep_for=0.0)
+    assert snapshots.keep_for == answer_snapshot.MIN_AGE
+    answer = fakes.answer(UUIDS, SUMMARIES)
+    first = snapshots.of(answer, 100.0)
+    assert snapshots.of(answer, 100.0) is first
+    assert first.compute_uuids == UUIDS
+    # NOTE: an older answer's snapshot (and its copies) goes once no
+    # request can be handed that answer any more.
+    clock[0] = 101.5
+    snapshots.of(fakes.answer(UUIDS), 101.5)
+    assert snapshots.of(answer, 100.0) is not first
+
+
+def test_committed_reservations_are_forgotten_after_their_ttl():
+    clock = [100.0]
+    ledger = reservations.Reservations(lambda: clock[0])
+    token = ledger.reserve('uuid-h1', fakes.spec(memory_mb=4096))
+    ledger.committed(token)
+    assert ledger.versions(['uuid-h1'])[1] == {'uuid-h1'}
+    clock[0] += reservations.RESERVATION_TTL + 1
+    ledger.committed(ledger.reserve('uuid-h2', fakes.spec()))
+    assert ledger.versions(['uuid-h1', 'uuid-h2'])[1] == {'uuid-h2'}
