@@ -57,8 +57,6 @@ TARGETS_MS = {1000: 25.0, 10000: 100.0}
 # NOTE: the size where the scheduler also runs with two workers, measured
 # with one client (latency) and two concurrent clients (throughput).
 TWO_WORKERS_SIZE = 1000
-STAGES = ('request_filters', 'placement_query', 'host_states', 'filters',
-          'weighers', 'claim', 'consume')
 # The two request sets of the 1-worker run: the mixed set (most answers
 # shared) and the one whose placement queries all differ (none shared).
 MIXED, DISTINCT = 'mixed', 'distinct'
@@ -359,7 +357,8 @@ def measure(client, dataset, requests, threads=1, processes=None,
     :param processes: {name: process group id} whose CPU time per request
         is reported as ``cpu_ms_per_request``.
     :param stages_path: the scheduler's stage records; their summary for
-        these requests is ``stages`` (see :func:`stage_summary`).
+        these requests is ``stages`` (see
+        :func:`tests.bench.scheduler_stages.summary`).
     """
     processes = processes or {}
     cpu_before = {k: group_cpu_seconds(v) for k, v in processes.items()}
@@ -395,7 +394,7 @@ def measure(client, dataset, requests, threads=1, processes=None,
     by_kind = collections.defaultdict(list)
     for kind, ms in latencies:
         by_kind[kind].append(ms)
-    stages = stage_summary(scheduler_stages.read(
+    stages = scheduler_stages.summary(scheduler_stages.read(
         stages_path, by_uuid), by_uuid) if stages_path else None
     return {'clients': threads, 'requests': len(requests),
             'stages': stages,
@@ -412,44 +411,6 @@ def measure(client, dataset, requests, threads=1, processes=None,
 
 
 # --------------------------------------------------------- stage timings
-
-def stage_summary(records, client_ms):
-    """Stage means of the measured requests, by placement answer.
-
-    :param records: first instance uuid -> the scheduler's record of the
-        request (:func:`tests.bench.scheduler_stages.read`).
-    :param client_ms: first instance uuid -> the request's client time.
-    :returns: {'shared': ..., 'own': ...}, each with the request count,
-        the means of the client time, of the scheduler's wall time and
-        of each stage, and the rest (RPC and transport) per request.
-    """
-    groups = {'shared': [], 'own': []}
-    for first_uuid, record in records.items():
-        groups['shared' if record['shared'] else 'own'].append(
-            (record, client_ms[first_uuid]))
-    result = {}
-    for name, pairs in groups.items():
-        if not pairs:
-            result[name] = {'requests': 0}
-            continue
-        stages = collections.Counter()
-        for record, _ms in pairs:
-            stages.update(record['timings_ms'])
-        count = len(pairs)
-        result[name] = {
-            'requests': count,
-            'failures': sum(r['failed'] for r, _ms in pairs),
-            'rpc_ms_mean': round(statistics.mean(ms for _r, ms in pairs), 3),
-            'wall_ms_mean': round(statistics.mean(
-                r['wall_ms'] for r, _ms in pairs), 3),
-            # NOTE: per request, so never negative: the client's time
-            # contains the scheduler's.
-            'transport_ms_mean': round(statistics.mean(
-                ms - r['wall_ms'] for r, ms in pairs), 3),
-            'stages_ms_mean': {k: round(v / count, 3)
-                               for k, v in stages.items()}}
-    return result
-
 
 def profile_in_process(config_file, size, seed_value, samples, warmup,
                        profile_path):
@@ -640,30 +601,10 @@ class SizeRun(object):
 
 # ---------------------------------------------------------------- report
 
-def stage_rows(summary):
-    """(name, ms, share of the mean client time) rows of one group of
-    requests (a :func:`stage_summary` entry); [] for an empty group.
-    """
-    if not summary or not summary['requests']:
-        return []
-    rpc = summary['rpc_ms_mean']
-    measured = summary['stages_ms_mean']
-    rows = [(name, measured.get(name, 0.0)) for name in STAGES]
-    rows += [(name, measured[name]) for name in sorted(measured)
-             if name not in STAGES]
-    staged = sum(ms for _n, ms in rows)
-    rows.append(('other in scheduler', summary['wall_ms_mean'] - staged))
-    # NOTE: the rest of each request's client time: transport,
-    # (de)serialisation, dispatch; measured on the same requests.
-    rows.append(('RPC + transport', summary['transport_ms_mean']))
-    rows.append(('total (client mean)', rpc))
-    return [(name, ms, ms / rpc if rpc else 0.0) for name, ms in rows]
-
-
 def stage_columns(size_result):
-    """[(label, stage_summary entry)] of one size's 1-worker runs: the
-    mixed set's requests on a shared answer and on their own, and the
-    distinct set's (none shared).
+    """[(label, a scheduler_stages.summary entry)] of one size's 1-worker
+    runs: the mixed set's requests on a shared answer and on their own,
+    and the distinct set's (none shared).
     """
     columns = []
     for run in size_result['runs']:
@@ -676,18 +617,6 @@ def stage_columns(size_result):
             if summary['requests']:
                 columns.append(('%s: %s' % (queries, group), summary))
     return columns
-
-
-def _print_stage_table(w, size, columns):
-    table = [(label, stage_rows(summary)) for label, summary in columns]
-    w('\n%-20s' % ('%s hosts' % size) +
-      ''.join('%21s' % label for label, _rows in table) + '\n')
-    for index, (name, _ms, _share) in enumerate(table[0][1]):
-        w('%-20s' % name + ''.join(
-            '%12.2f ms %5.1f%%' % (rows[index][1], 100 * rows[index][2])
-            for _label, rows in table) + '\n')
-    w('%-20s' % 'requests' + ''.join(
-        '%21d' % summary['requests'] for _l, summary in columns) + '\n')
 
 
 def print_report(results, out=sys.stdout):
@@ -730,7 +659,7 @@ def print_report(results, out=sys.stdout):
           'request set and by whether the placement answer was shared\n')
         for size, columns in sized:
             if columns:
-                _print_stage_table(w, size, columns)
+                scheduler_stages.print_table(w, size, columns)
     w('\nTargets (p50, 1 worker, 1 client):\n')
     for size, target in sorted(TARGETS_MS.items()):
         size_result = results['sizes'].get(str(size))

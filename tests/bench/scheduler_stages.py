@@ -16,14 +16,23 @@ table comes from the requests of the latency table above it.
 
 Writing the line costs a few microseconds per request, in the reply
 path; the scheduler's workers share the file (one ``write`` per line on
-an ``O_APPEND`` descriptor, so lines never interleave).
+an ``O_APPEND`` descriptor, so lines never interleave). :func:`summary`
+and :func:`print_table` turn the records into the benchmark's stage
+table.
 """
 
+import collections
 import functools
 import json
 import os
+import statistics
 import sys
 import time
+
+# The pipeline's stages in their order (see services/scheduler/scheduling.py);
+# others an explanation has (decision_wait) follow them.
+STAGES = ('request_filters', 'placement_query', 'host_states', 'filters',
+          'weighers', 'claim', 'consume')
 
 
 def _recording(select_destinations, path):
@@ -81,6 +90,86 @@ def read(path, instance_uuids):
     except FileNotFoundError:
         pass
     return found
+
+
+def summary(records, client_ms):
+    """Stage means of the measured requests, by placement answer.
+
+    :param records: first instance uuid -> the scheduler's record of the
+        request (:func:`read`).
+    :param client_ms: first instance uuid -> the request's client time.
+    :returns: {'shared': ..., 'own': ...}, each with the request count,
+        the means of the client time, of the scheduler's wall time and
+        of each stage, and the rest (RPC and transport) per request.
+    """
+    groups = {'shared': [], 'own': []}
+    for first_uuid, record in records.items():
+        groups['shared' if record['shared'] else 'own'].append(
+            (record, client_ms[first_uuid]))
+    result = {}
+    for name, pairs in groups.items():
+        if not pairs:
+            result[name] = {'requests': 0}
+            continue
+        stages = collections.Counter()
+        for record, _ms in pairs:
+            stages.update(record['timings_ms'])
+        count = len(pairs)
+        result[name] = {
+            'requests': count,
+            'failures': sum(r['failed'] for r, _ms in pairs),
+            'rpc_ms_mean': round(statistics.mean(ms for _r, ms in pairs), 3),
+            'wall_ms_mean': round(statistics.mean(
+                r['wall_ms'] for r, _ms in pairs), 3),
+            # NOTE: per request, so never negative: the client's time
+            # contains the scheduler's.
+            'transport_ms_mean': round(statistics.mean(
+                ms - r['wall_ms'] for r, ms in pairs), 3),
+            'stages_ms_mean': {k: round(v / count, 3)
+                               for k, v in stages.items()}}
+    return result
+
+
+def stage_rows(group, names=STAGES):
+    """(name, ms, share of the mean client time) rows of one group of
+    requests (a :func:`summary` entry); [] for an empty group.
+
+    :param names: the stages to show, in order; 0 for those the group's
+        requests did not go through.
+    """
+    if not group or not group['requests']:
+        return []
+    rpc = group['rpc_ms_mean']
+    measured = group['stages_ms_mean']
+    rows = [(name, measured.get(name, 0.0)) for name in names]
+    staged = sum(ms for _n, ms in rows)
+    rows.append(('other in scheduler', group['wall_ms_mean'] - staged))
+    # NOTE: the rest of each request's client time: transport,
+    # (de)serialisation, dispatch; measured on the same requests.
+    rows.append(('RPC + transport', group['transport_ms_mean']))
+    rows.append(('total (client mean)', rpc))
+    return [(name, ms, ms / rpc if rpc else 0.0) for name, ms in rows]
+
+
+def print_table(w, size, columns):
+    """Write one size's stage table with ``w``.
+
+    :param columns: [(label, a :func:`summary` entry)].
+    """
+    # NOTE: the same rows in every column, whatever stages its requests
+    # went through (decision_wait only when claiming, say).
+    seen = {name for _l, group in columns
+            for name in group.get('stages_ms_mean', ())}
+    names = STAGES + tuple(sorted(seen - set(STAGES)))
+    table = [(label, stage_rows(group, names)) for label, group in columns]
+    w('\n%-20s' % ('%s hosts' % size) +
+      ''.join('%21s' % label for label, _rows in table) + '\n')
+    for index, (name, _ms, _share) in enumerate(table[0][1]):
+        w('%-20s' % name + ''.join(
+            '%12.2f ms %5.1f%%' % (rows[index][1], 100 * rows[index][2])
+            for _label, rows in table) + '\n')
+    w('%-20s' % 'requests' + ''.join(
+        '%21d' % group['requests'] for _l, group in columns) + '\n')
 
 
 def main(argv=None):
