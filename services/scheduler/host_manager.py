@@ -20,9 +20,10 @@ requests on one placement answer (:mod:`answer_snapshot`).
 Safety: the cached states, their load times, record versions and change
 counts are read and written under ``self._lock`` only. A cached state is
 never handed to a request: copies are made from it inside
-:meth:`HostManager.reading`, which holds the lock, and the only write into
-a cached state after it is cached (:meth:`HostManager.update_instance_info`)
-happens under the same lock.
+:meth:`HostManager.reading`, which holds the lock, and the only writes into
+a cached state after it is cached (:meth:`HostManager.update_instance_info`,
+and the serialized form :mod:`host_copy` keeps on it to copy from) happen
+under the same lock.
 """
 
 import abc
@@ -186,7 +187,8 @@ class HostManager(object):
         """Hold the cache still: yield (uuid -> cached HostState, uuid ->
         change count, epoch) for the block, under the cache's lock.
 
-        The block may read the states (to copy them), never write them,
+        The block may read the states to copy them (see host_copy, whose
+        memo of a state's serialized PCI pools is the one write allowed),
         and must not call back into this manager. A copy made from a
         state is current while the node's (epoch, change count) is.
         """
