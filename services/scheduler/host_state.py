@@ -58,7 +58,9 @@ class HostState(object):
     :ivar instances: instance uuid -> InstanceInfo.
     :ivar service: {'disabled': bool, 'disabled_reason', 'forced_down': bool,
         'up': bool} from the service record and heartbeat.
-    :ivar limits: written by filters for the compute-side claim.
+    :ivar limits: the compute-claim limits of a filter run outside a
+        scheduling request; in the pipeline filters record them on the
+        request instead (see ``filters.Limits``), as copies are shared.
     """
 
     host: str

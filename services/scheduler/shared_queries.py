@@ -12,9 +12,11 @@ younger than ``max_age`` seconds is handed to the next requests too.
 
 This is safe for the same reason a single answer is: candidates are a
 snapshot that may be stale by the time of the claim, the claim in
-placement is what decides, and the host manager applies this worker's
-selections made after the snapshot (the snapshot time of the query that
-fetched the answer, which every sharer uses) on top of the summaries.
+placement is what decides, and this worker's selections made after the
+snapshot (the snapshot time of the query that fetched the answer, which
+every sharer uses) are applied on top of the summaries (see
+reservations). The host-state copies of the requests on one answer are
+shared too (see answer_snapshot).
 What a shared answer cannot show is capacity that appeared since (a new
 host, a deleted server): a request that finds no host in one asks
 placement for its own answer (``reuse=False``) before it gives up.

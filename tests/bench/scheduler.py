@@ -11,10 +11,18 @@ mixed request set: placement query, filters, weighers and the claim in
 placement, plus the RPC round trip. Every answer is checked against the
 seeded data (zone, trait, anti-affinity, instance count).
 
-Then the same Scheduler runs in a fresh process against the same databases
-and placement, and the per-stage timings of its explanations
-(``timings_ms``) are averaged; the rest of the RPC time is RPC overhead.
-``--profile`` adds a cProfile pass of that in-process run.
+The mixed set repeats a few flavors, so most of its requests get a
+placement answer another request asked for (``[scheduler]
+share_placement_queries``). With one worker a second pass sends requests
+whose placement queries all differ (each flavor a few MB larger), so that
+no answer is shared: the uncached path, beside the shared one.
+
+Where the time goes comes from the measured run itself: the scheduler
+process records each request's stage timings (``timings_ms`` of its
+explanation) and its own wall time (:mod:`tests.bench.scheduler_stages`),
+and the stage table averages those of the measured requests; the rest of
+each request's client time is RPC overhead. ``--profile`` adds a cProfile
+pass of an in-process Scheduler on the same databases and placement.
 """
 
 import collections
@@ -38,6 +46,7 @@ import uuid
 import warnings
 
 from tests.bench import scheduler_seed as data
+from tests.bench import scheduler_stages
 from tests.bench import servers
 from tests.bench import upstream
 
@@ -48,8 +57,11 @@ TARGETS_MS = {1000: 25.0, 10000: 100.0}
 # NOTE: the size where the scheduler also runs with two workers, measured
 # with one client (latency) and two concurrent clients (throughput).
 TWO_WORKERS_SIZE = 1000
-STAGES = ('request_filters', 'placement_query', 'host_states', 'filters',
-          'weighers', 'claim', 'consume')
+# The two request sets of the 1-worker run: the mixed set (most answers
+# shared) and the one whose placement queries all differ (none shared).
+MIXED, DISTINCT = 'mixed', 'distinct'
+# MB added to the flavor of the n-th request of the distinct set, per n.
+DISTINCT_STEP_MB = 1
 RABBIT_URL = os.environ.get('BERTH_BENCH_RABBIT_URL',
                             'rabbit://guest:guest@127.0.0.1:5672/')
 # NOTE: the functional tests' broker lock: held shared, so that a test
@@ -63,7 +75,10 @@ warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
 
 
 def plan_for(size, quick):
-    """Warm-up and measured request counts for ``size`` hosts."""
+    """Warm-up and measured request counts for ``size`` hosts.
+
+    ``stage_samples`` is the size of the ``--profile`` pass.
+    """
     # NOTE: a warm-up of 20 visits every zone and kind, so the measured
     # requests see a warm host-state cache, as a scheduler in service does.
     if quick:
@@ -199,16 +214,20 @@ class Broker(object):
 # ------------------------------------------------------------- processes
 
 class SchedulerProcess(servers.ServerProcess):
-    """``berth-scheduler``: ready once its workers consume the topic."""
+    """``berth-scheduler``: ready once its workers consume the topic.
 
-    def __init__(self, config_file, log_path, ready):
-        script = servers.console_script('berth-scheduler')
-        argv = [script] if script else [
-            sys.executable, '-m', 'services.scheduler.cmd']
+    It runs through :mod:`tests.bench.scheduler_stages`, which appends
+    each request's stage timings to ``stages_path``.
+    """
+
+    def __init__(self, config_file, log_path, ready, stages_path):
+        argv = [sys.executable, '-m', 'tests.bench.scheduler_stages',
+                stages_path]
         super().__init__('berth-scheduler', argv + [
             '--config-file', config_file], '', log_path,
             cwd=upstream.REPO_ROOT)
         self._ready = ready
+        self.stages_path = stages_path
 
     def _wait_ready(self, timeout):
         deadline = time.monotonic() + timeout
@@ -322,16 +341,30 @@ class Client(object):
         rpc.cleanup()
 
 
-def measure(client, dataset, requests, threads=1, processes=None):
+def distinct_queries(requests):
+    """``requests`` with flavors made distinct, so that no two of them
+    (nor any of the mixed set) send the same placement query.
+    """
+    for index, request in enumerate(requests):
+        request.spec.flavor.memory_mb += (index + 1) * DISTINCT_STEP_MB
+    return requests
+
+
+def measure(client, dataset, requests, threads=1, processes=None,
+            stages_path=None):
     """Time ``requests`` (client wall time); check every answer.
 
     :param processes: {name: process group id} whose CPU time per request
         is reported as ``cpu_ms_per_request``.
+    :param stages_path: the scheduler's stage records; their summary for
+        these requests is ``stages`` (see
+        :func:`tests.bench.scheduler_stages.summary`).
     """
     processes = processes or {}
     cpu_before = {k: group_cpu_seconds(v) for k, v in processes.items()}
     by_name = {h.name: h for h in dataset.hosts}
     latencies, failures, problems = [], [], []
+    by_uuid = {}
 
     def one(request):
         start = time.perf_counter()
@@ -341,8 +374,9 @@ def measure(client, dataset, requests, threads=1, processes=None):
         except Exception as exc:
             failures.append('%s: %s' % (request.kind, str(exc)[:300]))
             return
-        latencies.append((request.kind,
-                          (time.perf_counter() - start) * 1000))
+        elapsed = (time.perf_counter() - start) * 1000
+        latencies.append((request.kind, elapsed))
+        by_uuid[request.instance_uuids[0]] = elapsed
         problems.extend(data.check_selections(dataset, request, selections,
                                               by_name))
 
@@ -360,7 +394,10 @@ def measure(client, dataset, requests, threads=1, processes=None):
     by_kind = collections.defaultdict(list)
     for kind, ms in latencies:
         by_kind[kind].append(ms)
+    stages = scheduler_stages.summary(scheduler_stages.read(
+        stages_path, by_uuid), by_uuid) if stages_path else None
     return {'clients': threads, 'requests': len(requests),
+            'stages': stages,
             'p50_ms': round(statistics.median(values), 2),
             'p95_ms': round(percentile(values, 0.95), 2),
             'mean_ms': round(statistics.mean(values), 2),
@@ -373,15 +410,15 @@ def measure(client, dataset, requests, threads=1, processes=None):
             'problems': problems[:10], 'problem_count': len(problems)}
 
 
-# ------------------------------------------------- in-process stage timings
+# --------------------------------------------------------- stage timings
 
-def sample_stages(config_file, size, seed_value, samples, warmup,
-                  profile_path=None):
-    """Run the Scheduler in this (fresh) process; average its stages.
+def profile_in_process(config_file, size, seed_value, samples, warmup,
+                       profile_path):
+    """Run the Scheduler in this (fresh) process, under cProfile.
 
-    With ``profile_path``, a second pass of ``samples`` requests runs under
-    cProfile (after the timed pass, so the timings carry no profiler
-    overhead); the statistics go to ``profile_path`` (.pstats and .txt).
+    A timed pass of ``samples`` requests comes first (its figures carry
+    no profiler overhead), then a second pass of ``samples`` runs under
+    cProfile; the statistics go to ``profile_path`` (.pstats and .txt).
     """
     from common import config
     from common import context
@@ -429,20 +466,19 @@ def sample_stages(config_file, size, seed_value, samples, warmup,
                            for k, v in stages.items()},
         'candidates_mean': round(statistics.mean(c for c, _h in counts)),
         'hosts_mean': round(statistics.mean(h for _c, h in counts))}
-    if profile_path:
-        profiler = cProfile.Profile()
-        profiler.enable()
-        for request in requests[warmup + samples:]:
-            call(request)
-        profiler.disable()
-        profiler.dump_stats(profile_path + '.pstats')
-        text = io.StringIO()
-        stats = pstats.Stats(profiler, stream=text)
-        stats.sort_stats('tottime').print_stats(30)
-        stats.sort_stats('cumulative').print_stats(45)
-        with open(profile_path + '.txt', 'w') as f:
-            f.write(text.getvalue())
-        result['profile'] = profile_path + '.txt'
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for request in requests[warmup + samples:]:
+        call(request)
+    profiler.disable()
+    profiler.dump_stats(profile_path + '.pstats')
+    text = io.StringIO()
+    stats = pstats.Stats(profiler, stream=text)
+    stats.sort_stats('tottime').print_stats(30)
+    stats.sort_stats('cumulative').print_stats(45)
+    with open(profile_path + '.txt', 'w') as f:
+        f.write(text.getvalue())
+    result['profile'] = profile_path + '.txt'
     return result
 
 
@@ -491,7 +527,8 @@ class SizeRun(object):
         try:
             with placement.start():
                 result['runs'] += self.measure_scheduler(1)
-                result['stages'] = self.sample_stages()
+                if self.args.profile:
+                    result['profile'] = self.profile()
                 if self.size == TWO_WORKERS_SIZE:
                     result['runs'] += self.measure_scheduler(2)
                 placement.check_alive()
@@ -500,16 +537,15 @@ class SizeRun(object):
         result['load_after'] = load_average()
         return result
 
-    def sample_stages(self):
-        """Stage timings of an in-process Scheduler (a fresh process)."""
-        stages = in_child(
-            sample_stages, self.config(1), self.size, SEED,
+    def profile(self):
+        """A cProfile pass of an in-process Scheduler (a fresh process)."""
+        found = in_child(
+            profile_in_process, self.config(1), self.size, SEED,
             self.plan['stage_samples'], self.plan['warmup'],
-            os.path.join(self.workdir, 'profile') if self.args.profile
-            else None)
+            os.path.join(self.workdir, 'profile'))
         _log('  in-process: %.1f ms mean over %d requests' % (
-            stages['wall_ms_mean'], stages['samples']))
-        return stages
+            found['wall_ms_mean'], found['samples']))
+        return found
 
     def _ready(self, workers):
         if not self.client.ping():
@@ -522,7 +558,8 @@ class SizeRun(object):
         process = SchedulerProcess(
             self.config(workers),
             os.path.join(self.workdir, 'scheduler-%d.log' % workers),
-            lambda: self._ready(workers))
+            lambda: self._ready(workers),
+            os.path.join(self.workdir, 'stages-%d.jsonl' % workers))
         runs = []
         with process.start():
             if workers > 1 and self.broker.vhost is None:
@@ -531,21 +568,32 @@ class SizeRun(object):
             measure(self.client, self.dataset, data.build_requests(
                 self.dataset, self.plan['warmup'], phase + '-warmup'))
             ping_ms = self.client.ping_ms()
-            for threads in ([1, 2] if workers > 1 else [1]):
+            passes = [(MIXED, threads) for threads in (
+                [1, 2] if workers > 1 else [1])]
+            if workers == 1:
+                passes.append((DISTINCT, 1))
+            for queries, threads in passes:
+                # NOTE: the distinct set has seeds (and instance uuids,
+                # the consumers of its claims) of its own.
                 requests = data.build_requests(
                     self.dataset, self.plan['requests'],
-                    '%s-%d' % (phase, threads))
+                    '%s-%d' % (phase, threads) if queries == MIXED else
+                    '%s-%s' % (phase, queries))
+                if queries == DISTINCT:
+                    requests = distinct_queries(requests)
                 stats = measure(self.client, self.dataset, requests,
                                 threads, {
                                     'scheduler': process.proc.pid,
-                                    'placement': self.placement.proc.pid})
+                                    'placement': self.placement.proc.pid},
+                                process.stages_path)
                 stats.update(workers=workers, ping_ms=ping_ms,
-                             load=load_average())
+                             load=load_average(), queries=queries)
                 runs.append(stats)
-                _log('  %d worker(s), %d client(s): p50 %.1f ms, p95 %.1f '
-                     'ms, %.1f req/s, %d failures, %d problems' % (
-                         workers, threads, stats['p50_ms'], stats['p95_ms'],
-                         stats['per_s'], stats['failures'],
+                _log('  %d worker(s), %d client(s), %s queries: p50 %.1f '
+                     'ms, p95 %.1f ms, %.1f req/s, %d failures, %d '
+                     'problems' % (
+                         workers, threads, queries, stats['p50_ms'],
+                         stats['p95_ms'], stats['per_s'], stats['failures'],
                          stats['problem_count']))
             process.check_alive()
         return runs
@@ -553,23 +601,22 @@ class SizeRun(object):
 
 # ---------------------------------------------------------------- report
 
-def stage_rows(size_result):
-    """(name, ms, share of the mean RPC time) rows for one size."""
-    stages = size_result.get('stages')
-    rpc = size_result['runs'][0]['mean_ms']
-    if not stages or not rpc:
-        return []
-    measured = stages['stages_ms_mean']
-    rows = [(name, measured.get(name, 0.0)) for name in STAGES]
-    rows += [(name, ms) for name, ms in measured.items()
-             if name not in STAGES]
-    staged = sum(ms for _n, ms in rows)
-    rows.append(('other in scheduler', stages['wall_ms_mean'] - staged))
-    # NOTE: the rest of the mean RPC time: transport, (de)serialisation,
-    # dispatch. Two runs on a loaded machine can make it negative.
-    rows.append(('RPC + transport', rpc - stages['wall_ms_mean']))
-    rows.append(('total (RPC mean)', rpc))
-    return [(name, ms, ms / rpc) for name, ms in rows]
+def stage_columns(size_result):
+    """[(label, a scheduler_stages.summary entry)] of one size's 1-worker
+    runs: the mixed set's requests on a shared answer and on their own,
+    and the distinct set's (none shared).
+    """
+    columns = []
+    for run in size_result['runs']:
+        if run['workers'] != 1 or run['clients'] != 1 or \
+                not run.get('stages'):
+            continue
+        queries = run.get('queries', MIXED)
+        for group in ('shared', 'own'):
+            summary = run['stages'][group]
+            if summary['requests']:
+                columns.append(('%s: %s' % (queries, group), summary))
+    return columns
 
 
 def print_report(results, out=sys.stdout):
@@ -581,44 +628,38 @@ def print_report(results, out=sys.stdout):
       '%s\n' % (', '.join(results['filters']),
                 ', '.join(results['weighers']),
                 results['max_placement_results']))
-    w('\n%6s %3s %3s %5s %7s %7s %7s %7s %6s %7s %7s %5s %5s %4s\n' % (
-        'hosts', 'wrk', 'cli', 'reqs', 'p50 ms', 'p95 ms', 'mean', 'max',
-        'req/s', 'sch cpu', 'plc cpu', 'ping', 'load', 'fail'))
+    w('\n%6s %3s %3s %-8s %5s %7s %7s %7s %7s %6s %7s %7s %5s %5s %4s\n' % (
+        'hosts', 'wrk', 'cli', 'queries', 'reqs', 'p50 ms', 'p95 ms',
+        'mean', 'max', 'req/s', 'sch cpu', 'plc cpu', 'ping', 'load',
+        'fail'))
     for size, size_result in results['sizes'].items():
         for run in size_result['runs']:
             cpu = run['cpu_ms_per_request']
-            w('%6s %3d %3d %5d %7.1f %7.1f %7.1f %7.1f %6.1f %7s %7s %5.1f '
-              '%5.1f %4d\n' % (
-                  size, run['workers'], run['clients'], run['requests'],
+            w('%6s %3d %3d %-8s %5d %7.1f %7.1f %7.1f %7.1f %6.1f %7s %7s '
+              '%5.1f %5.1f %4d\n' % (
+                  size, run['workers'], run['clients'],
+                  run.get('queries', MIXED), run['requests'],
                   run['p50_ms'], run['p95_ms'], run['mean_ms'],
                   run['max_ms'], run['per_s'], cpu.get('scheduler', '-'),
                   cpu.get('placement', '-'), run['ping_ms'], run['load'],
                   run['failures'] + run['problem_count']))
-    w('sch cpu / plc cpu: CPU ms per request of the scheduler and of '
-      'placement (what\nthey cost whatever the load); ping: median ms of '
-      'the baseapi ping RPC (the\nfloor of any call); load: 1-minute load '
+    w('queries: mixed, the request mix (most placement answers shared); '
+      'distinct, every\nplacement query different (no answer shared). '
+      'sch cpu / plc cpu: CPU ms per\nrequest of the scheduler and of '
+      'placement (what they cost whatever the load);\nping: median ms of '
+      'the baseapi ping RPC (the floor of any call); load: 1-minute\nload '
       'average after the run (2 cores)\n')
-    sizes = [s for s, r in results['sizes'].items() if stage_rows(r)]
-    if sizes:
-        w('\nWhere the time goes (1 worker): stages averaged from the '
-          'explanations of an\nin-process Scheduler on the same databases '
-          'and placement, as a share of the\nmean RPC time above; the rest '
-          'is RPC overhead\n')
-        w('%-20s' % 'stage' + ''.join('%19s' % ('%s hosts' % s)
-                                      for s in sizes) + '\n')
-        table = {s: stage_rows(results['sizes'][s]) for s in sizes}
-        for index, (name, _ms, _share) in enumerate(table[sizes[0]]):
-            w('%-20s' % name + ''.join(
-                '%10.2f ms %6.1f%%' % (table[s][index][1],
-                                       100 * table[s][index][2])
-                for s in sizes) + '\n')
-        for label, key in (('in-process CPU ms', 'cpu_ms_mean'),
-                           ('candidates', 'candidates_mean'),
-                           ('host states', 'hosts_mean'),
-                           ('in-process samples', 'samples')):
-            w('%-20s' % label + ''.join(
-                '%19s' % results['sizes'][s]['stages'][key]
-                for s in sizes) + '\n')
+    sized = [(size, stage_columns(r)) for size, r in
+             results['sizes'].items()]
+    if any(columns for _s, columns in sized):
+        w('\nWhere the time goes (1 worker, 1 client): the stages each '
+          'measured request\nspent in the scheduler (its explanation\'s '
+          'timings, recorded by the scheduler\nprocess of the run above), '
+          'mean ms and share of the same requests\' mean client\ntime, by '
+          'request set and by whether the placement answer was shared\n')
+        for size, columns in sized:
+            if columns:
+                scheduler_stages.print_table(w, size, columns)
     w('\nTargets (p50, 1 worker, 1 client):\n')
     for size, target in sorted(TARGETS_MS.items()):
         size_result = results['sizes'].get(str(size))
@@ -632,19 +673,19 @@ def print_report(results, out=sys.stdout):
             for line in run['failure_examples'] + run['problems']:
                 w('FAILURE (%s hosts, %d workers): %s\n' % (
                     size, run['workers'], line))
-        stages = size_result.get('stages', {})
-        if stages.get('failures'):
+        profile = size_result.get('profile', {})
+        if profile.get('failures'):
             w('FAILURE (%s hosts, in-process): %d NoValidHost\n' % (
-                size, stages['failures']))
-        if stages.get('profile'):
-            w('profile (%s hosts): %s\n' % (size, stages['profile']))
+                size, profile['failures']))
+        if profile.get('profile'):
+            w('profile (%s hosts): %s\n' % (size, profile['profile']))
 
 
 def failed(results):
     """True when any request failed or any answer broke a constraint."""
     return any(run['failures'] or run['problem_count']
                for r in results['sizes'].values() for run in r['runs']) or \
-        any(r.get('stages', {}).get('failures')
+        any(r.get('profile', {}).get('failures')
             for r in results['sizes'].values())
 
 
@@ -658,8 +699,9 @@ def add_arguments(parser):
     parser.add_argument('--quick', action='store_true',
                         help='100 and 1000 hosts, fewer requests')
     parser.add_argument('--profile', action='store_true',
-                        help='also run the in-process pass under cProfile '
-                        '(profile.pstats/.txt in each size directory)')
+                        help='also run an in-process Scheduler under '
+                        'cProfile (profile.pstats/.txt in each size '
+                        'directory)')
     parser.add_argument('--max-placement-results', type=int,
                         help='[scheduler] max_placement_results for the '
                         'scheduler (default: the option\'s default, 1000)')

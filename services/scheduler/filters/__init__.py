@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""Host filters: the base class and the per-request rejection record.
+"""Host filters: the base class and the per-request records they write.
 
 A filter decides, host by host, whether a host can take the request::
 
@@ -20,6 +20,14 @@ enabled_filters``. One filter object serves every request and thread, so
 filters keep no per-request state on ``self``; a rejection reason goes
 through :meth:`BaseHostFilter.reject` into the thread's current
 :class:`Rejections` record, which becomes the scheduler's explanation.
+
+Filters only read host states. The one thing some of them produce for a
+host, the limits the compute claim checks (``memory_mb``, ``vcpu``,
+``disk_gb``, ``numa_topology``), goes through
+:meth:`BaseHostFilter.set_limit` into the request's :class:`Limits`: the
+host-state copies a request filters may be shared with the other requests
+on the same placement answer (see answer_snapshot), and one request's
+limits must not reach another's selections.
 """
 
 import logging
@@ -57,6 +65,42 @@ class Rejections(object):
 def current_rejections():
     """The Rejections record of this thread's filtering pass, or None."""
     return getattr(_CURRENT, 'rejections', None)
+
+
+class Limits(object):
+    """The limits filters set for the hosts of one request.
+
+    One request's record, written by the thread running it; entered
+    around each of its filtering passes, so that
+    :meth:`BaseHostFilter.set_limit` finds it.
+    """
+
+    def __init__(self):
+        # (host, node) -> {limit name: value}
+        self._by_host = {}
+
+    def set(self, host_state, name, value):
+        """Record limit ``name`` of ``host_state``."""
+        key = (host_state.host, host_state.nodename)
+        self._by_host.setdefault(key, {})[name] = value
+
+    def of(self, host_state):
+        """The limits recorded for ``host_state`` (a new dict)."""
+        return dict(self._by_host.get(
+            (host_state.host, host_state.nodename), ()))
+
+    def __enter__(self):
+        _CURRENT.limits = self
+        return self
+
+    def __exit__(self, *exc):
+        _CURRENT.limits = None
+        return False
+
+
+def current_limits():
+    """The Limits record of this thread's request, or None."""
+    return getattr(_CURRENT, 'limits', None)
 
 
 class BaseHostFilter(object):
@@ -102,6 +146,20 @@ class BaseHostFilter(object):
         if rejections is not None:
             rejections.add(host_state, self.name, text)
         return False
+
+    def set_limit(self, host_state, name, value):
+        """Hand the compute claim limit ``name`` for ``host_state``.
+
+        NOTE: the limit goes into the current request's :class:`Limits`,
+        never into a host state the request may share. With no request
+        record (a filter run on its own, on a state its caller owns),
+        the state's own ``limits`` take it.
+        """
+        limits = current_limits()
+        if limits is not None:
+            limits.set(host_state, name, value)
+        else:
+            host_state.limits[name] = value
 
     def filter_all(self, host_states, spec_obj):
         """Yield the hosts that pass."""

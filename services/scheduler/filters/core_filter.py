@@ -39,7 +39,7 @@ class CoreFilter(filters.BaseHostFilter):
         if vcpus_total > 0:
             # NOTE: the compute claim checks against the same limit, so
             # the scheduler and the compute agree on the overcommit.
-            host_state.limits['vcpu'] = vcpus_total
+            self.set_limit(host_state, 'vcpu', vcpus_total)
 
             # NOTE: do not allow an instance to overcommit against itself,
             # only against other instances: one guest larger than the

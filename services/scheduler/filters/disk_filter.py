@@ -55,5 +55,5 @@ class DiskFilter(filters.BaseHostFilter):
                 'does not have %d MB usable disk, it only has %d MB usable '
                 'disk.', requested_disk, usable_disk_mb)
 
-        host_state.limits['disk_gb'] = disk_mb_limit / 1024
+        self.set_limit(host_state, 'disk_gb', disk_mb_limit / 1024)
         return True

@@ -26,8 +26,8 @@ class NUMATopologyFilter(filters.BaseHostFilter):
     needs a host that reports a topology and has, on some ordering of its
     cells, room for every guest node: CPUs (pinned per the thread policy,
     or floating within ``cpu_allocation_ratio``), memory and pages. The
-    limits used are recorded in ``host_state.limits['numa_topology']`` for
-    the compute claim.
+    limits used are recorded as the request's ``numa_topology`` limit for
+    the host (:meth:`set_limit`), for the compute claim.
     """
 
     # NOTE: a rebuild with a new image can change the image's NUMA and
@@ -69,5 +69,5 @@ class NUMATopologyFilter(filters.BaseHostFilter):
                 host_state, '%s, %s fails NUMA topology requirements. The '
                 'instance does not fit on this host.',
                 host_state.host, host_state.nodename)
-        host_state.limits['numa_topology'] = limits.to_primitive()
+        self.set_limit(host_state, 'numa_topology', limits.to_primitive())
         return True

@@ -40,5 +40,5 @@ class RamFilter(filters.BaseHostFilter):
 
         # NOTE: only a passing host gets a limit; the compute claim checks
         # the instance against it.
-        host_state.limits['memory_mb'] = memory_mb_limit
+        self.set_limit(host_state, 'memory_mb', memory_mb_limit)
         return True

@@ -241,30 +241,42 @@ class DatabaseHostSource(host_manager.HostSource):
         for cell in self.cells(context):
             if not wanted:
                 break
-            rows, instance_rows = self._in_cell(
-                cell, _nodes_and_instances, context, wanted) or ([], [])
-            if not rows:
-                continue
-            built = [records.to_host_state(
-                row, cell[0], records.service_dict(row, now, down_time))
-                for row in rows]
-            cell_states = [state for state, _count in built]
-            records.attach_instances(
-                cell_states, instance_rows,
-                {state.uuid: count for state, count in built})
+            cell_states = self._states_in_cell(cell, context, wanted, now,
+                                               down_time)
             found = {s.uuid for s in cell_states}
             wanted = [u for u in wanted if u not in found]
             states.extend(cell_states)
         if states:
-            by_host = {}
-            for aggregate in self.get_aggregates(context):
-                for host in aggregate.hosts:
-                    by_host.setdefault(host, []).append(aggregate)
-            for state in states:
-                state.aggregates = list(by_host.get(state.host, []))
+            self._attach_aggregates(context, states)
         order = {u: i for i, u in enumerate(compute_uuids)}
         states.sort(key=lambda s: order.get(s.uuid, 0))
         return states
+
+    def _states_in_cell(self, cell, context, uuids, now, down_time):
+        """The HostStates of those of ``uuids`` that live in ``cell``,
+        with their instances; none when the cell's database failed.
+        """
+        rows, instance_rows = self._in_cell(
+            cell, _nodes_and_instances, context, uuids) or ([], [])
+        if not rows:
+            return []
+        built = [records.to_host_state(
+            row, cell[0], records.service_dict(row, now, down_time))
+            for row in rows]
+        states = [state for state, _count in built]
+        records.attach_instances(
+            states, instance_rows,
+            {state.uuid: count for state, count in built})
+        return states
+
+    def _attach_aggregates(self, context, states):
+        """Give each state the aggregates its host is in."""
+        by_host = {}
+        for aggregate in self.get_aggregates(context):
+            for host in aggregate.hosts:
+                by_host.setdefault(host, []).append(aggregate)
+        for state in states:
+            state.aggregates = list(by_host.get(state.host, []))
 
     def get_updated_since(self, context, compute_uuids):
         """uuid -> the node record's updated_at (created_at if never)."""

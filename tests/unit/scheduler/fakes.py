@@ -6,6 +6,7 @@
     host('h1', free_ram_mb=2048,
          aggregates=[aggregate(metadata={'io': 'fast'})])
     spec(vcpus=2, memory_mb=1024, extra_specs={'io': 'fast'})
+    request_host_states(manager, ['uuid-h1'])
 """
 
 import itertools
@@ -14,7 +15,9 @@ from common.objects import flavor as flavor_obj
 from common.objects import image as image_obj
 from common.objects import instance_group as group_obj
 from common.objects import request_spec as spec_obj
+from services.scheduler import answer_snapshot
 from services.scheduler import host_state as hs
+from services.scheduler import reservations as reservations_mod
 
 _IDS = itertools.count(1)
 
@@ -66,3 +69,29 @@ def group(policy, hosts=(), members=(), rules=None):
                                    name='g', policy=policy,
                                    rules=dict(rules or {}),
                                    members=list(members), hosts=list(hosts))
+
+
+def answer(compute_uuids, summaries=None):
+    """A placement answer with one single-provider candidate per node."""
+    return ([{'allocations': {u: {'resources': {}}}} for u in compute_uuids],
+            dict(summaries or {}), '1.36')
+
+
+def request_host_states(manager, compute_uuids, summaries=None,
+                        snapshot_at=None, reservations=None, context=None,
+                        snapshot=None):
+    """The host states a request's pipeline gets, by its own path: the
+    cache refreshed for the candidates, then the snapshot's copies.
+
+    :param reservations: the worker's ledger; an empty one when not given.
+    :param snapshot: an AnswerSnapshot to take shared copies from; else
+        a new snapshot of ``compute_uuids`` and copies of the caller's own.
+    """
+    if reservations is None:
+        reservations = reservations_mod.Reservations(manager.now)
+    shared = snapshot is not None
+    if snapshot is None:
+        snapshot = answer_snapshot.AnswerSnapshot(
+            answer(compute_uuids, summaries), snapshot_at)
+    manager.refresh(context, snapshot.compute_uuids)
+    return snapshot.host_states(manager, reservations, shared=shared)

@@ -9,8 +9,10 @@ that finds no host in a shared answer asks placement itself.
 import pytest
 
 from common.conf import CONF
+from services.scheduler import answer_snapshot
 from services.scheduler import host_manager
 from services.scheduler import host_state as hs
+from services.scheduler import reservations
 from tests.unit.scheduler import fakes
 from tests.unit.scheduler import test_scheduling
 
@@ -30,71 +32,105 @@ def answers_kept_a_minute():
 @pytest.fixture
 def manager():
     states = [fakes.host('h%d' % i) for i in range(3)]
-    manager = host_manager.HostManager(test_scheduling.Source(states))
-    manager.refresh(None, [s.uuid for s in states])
-    return manager
+    return host_manager.HostManager(test_scheduling.Source(states))
+
+
+@pytest.fixture
+def ledger(manager):
+    return reservations.Reservations(manager.now)
 
 
 UUIDS = ['uuid-h0', 'uuid-h1', 'uuid-h2']
 SUMMARIES = {u: _summary() for u in UUIDS}
 
 
-def _by_uuid(states):
-    return {s.uuid: s for s in states}
+@pytest.fixture
+def snapshot():
+    """One placement answer, shared by the requests below."""
+    return answer_snapshot.AnswerSnapshot(
+        fakes.answer(UUIDS, SUMMARIES), 0.0)
 
 
-def test_copies_on_one_pool_are_handed_out_again(manager):
-    pool = host_manager.CopyPool(answer=object())
-    first = manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool)
-    second = manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool)
+def _copies(manager, ledger, snapshot):
+    """The copies of a request on ``snapshot``, by uuid."""
+    return {s.uuid: s for s in fakes.request_host_states(
+        manager, UUIDS, reservations=ledger, snapshot=snapshot)}
+
+
+def test_copies_on_one_answer_are_handed_out_again(manager, ledger,
+                                                   snapshot):
+    first = fakes.request_host_states(manager, UUIDS, reservations=ledger,
+                                      snapshot=snapshot)
+    second = fakes.request_host_states(manager, UUIDS, reservations=ledger,
+                                       snapshot=snapshot)
     assert [id(s) for s in first] == [id(s) for s in second]
-    # NOTE: without a pool every request has its own copies.
-    third = manager.copies(UUIDS, SUMMARIES, 0.0)
+    # NOTE: a request that does not share (a dry run) has its own copies.
+    third = snapshot.host_states(manager, ledger, shared=False)
     assert not {id(s) for s in third} & {id(s) for s in first}
 
 
-def test_a_reserved_node_gets_a_fresh_copy_with_the_reservation(manager):
-    pool = host_manager.CopyPool(answer=object())
-    before = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
-    token = manager.reserve('uuid-h1', fakes.spec(memory_mb=4096))
-    after = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+def test_a_reserved_node_gets_a_fresh_copy_with_the_reservation(
+        manager, ledger, snapshot):
+    before = _copies(manager, ledger, snapshot)
+    token = ledger.reserve('uuid-h1', fakes.spec(memory_mb=4096))
+    after = _copies(manager, ledger, snapshot)
     assert after['uuid-h0'] is before['uuid-h0']
     assert after['uuid-h1'] is not before['uuid-h1']
     assert after['uuid-h1'].free_ram_mb == 32768 - 4096
     assert before['uuid-h1'].free_ram_mb == 32768
 
-    manager.release(token)
-    released = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    ledger.release(token)
+    released = _copies(manager, ledger, snapshot)
     assert released['uuid-h1'] is not after['uuid-h1']
     assert released['uuid-h1'].free_ram_mb == 32768
 
 
-def test_a_committed_reservation_keeps_the_copy(manager):
+def test_a_committed_reservation_keeps_the_copy(manager, ledger, snapshot):
     """Committing does not change what a copy made after the snapshot
     holds (the reservation applied either way).
     """
-    pool = host_manager.CopyPool(answer=object())
-    token = manager.reserve('uuid-h1', fakes.spec(memory_mb=4096))
-    before = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
-    manager.committed(token)
-    after = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    token = ledger.reserve('uuid-h1', fakes.spec(memory_mb=4096))
+    before = _copies(manager, ledger, snapshot)
+    ledger.committed(token)
+    after = _copies(manager, ledger, snapshot)
     assert after['uuid-h1'] is before['uuid-h1']
     assert after['uuid-h1'].free_ram_mb == 32768 - 4096
 
 
-def test_reports_and_aggregate_changes_refresh_the_copies(manager):
-    pool = host_manager.CopyPool(answer=object())
-    before = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+def test_reports_and_aggregate_changes_refresh_the_copies(manager, ledger,
+                                                          snapshot):
+    before = _copies(manager, ledger, snapshot)
     manager.update_instance_info('uuid-h2', {'i1': hs.InstanceInfo('i1')})
-    after = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    after = _copies(manager, ledger, snapshot)
     assert after['uuid-h0'] is before['uuid-h0']
     assert after['uuid-h2'] is not before['uuid-h2']
     assert after['uuid-h2'].num_instances == 1
 
     manager.invalidate_aggregates()
-    fresh = _by_uuid(manager.copies(UUIDS, SUMMARIES, 0.0, pool=pool))
+    fresh = _copies(manager, ledger, snapshot)
     assert not {id(s) for s in fresh.values()} & {
         id(s) for s in after.values()}
+
+
+def test_limits_of_one_request_never_reach_another(answers_kept_a_minute):
+    """Two requests on one answer share host-state copies; a filter's
+    limits are the request's own.
+    """
+    hosts = [fakes.host('h%d' % i, vcpus_total=4, cpu_allocation_ratio=4.0)
+             for i in range(2)]
+    scheduler, _placement = test_scheduling.make(hosts, ['CoreFilter'])
+    first, _r = scheduler.select_destinations(None, fakes.spec(), ['a'])
+    # NOTE: the second request runs no filter, as one whose flavor asks
+    # for no limit would (the same placement query all the same).
+    scheduler.filters = []
+    second, record = scheduler.select_destinations(None, fakes.spec(),
+                                                   ['b'])
+    assert record['placement_answer_shared'] is True
+    # NOTE: the host the first request did not take keeps its shared
+    # copy, which its filter pass saw; it is among the second's
+    # selections (chosen or alternate).
+    assert [s.limits for s in first[0]] == [{'vcpu': 16.0}] * 2
+    assert [s.limits for s in second[0]] == [{}, {}]
 
 
 def test_a_burst_asks_placement_once_and_spreads(answers_kept_a_minute):
@@ -143,3 +179,29 @@ def test_a_full_cloud_still_fails_after_asking_again(answers_kept_a_minute):
         scheduler.select_destinations(None, fakes.spec(memory_mb=2048),
                                       ['b'])
     assert set(placement.claims) == {'a'}
+
+
+def test_one_snapshot_per_answer_while_it_may_be_shared():
+    clock = [100.0]
+    snapshots = answer_snapshot.Snapshots(lambda: clock[0], keep_for=0.0)
+    assert snapshots.keep_for == answer_snapshot.MIN_AGE
+    answer = fakes.answer(UUIDS, SUMMARIES)
+    first = snapshots.of(answer, 100.0)
+    assert snapshots.of(answer, 100.0) is first
+    assert first.compute_uuids == UUIDS
+    # NOTE: an older answer's snapshot (and its copies) goes once no
+    # request can be handed that answer any more.
+    clock[0] = 101.5
+    snapshots.of(fakes.answer(UUIDS), 101.5)
+    assert snapshots.of(answer, 100.0) is not first
+
+
+def test_committed_reservations_are_forgotten_after_their_ttl():
+    clock = [100.0]
+    ledger = reservations.Reservations(lambda: clock[0])
+    token = ledger.reserve('uuid-h1', fakes.spec(memory_mb=4096))
+    ledger.committed(token)
+    assert ledger.versions(['uuid-h1'])[1] == {'uuid-h1'}
+    clock[0] += reservations.RESERVATION_TTL + 1
+    ledger.committed(ledger.reserve('uuid-h2', fakes.spec()))
+    assert ledger.versions(['uuid-h1', 'uuid-h2'])[1] == {'uuid-h2'}

@@ -19,8 +19,10 @@ from services.scheduler.filters import compute_capabilities_filter as ccf
 from services.scheduler.filters import image_properties_filter as ipf
 from services.scheduler.filters import server_group_affinity_filter as saf
 from services.scheduler.filters import server_group_anti_affinity_filter as aaf
+from services.scheduler import answer_snapshot
+from services.scheduler import host_copy
 from services.scheduler import host_manager
-from services.scheduler import scheduling
+from services.scheduler import reservations
 from services.scheduler import weighers
 from services.scheduler.weighers import build_failure
 from services.scheduler.weighers import cpu
@@ -154,17 +156,18 @@ def test_reservations_apply_to_their_own_node_in_order():
         fakes.host('h1', free_ram_mb=8192), fakes.host('h2',
                                                        free_ram_mb=8192)])
     manager = host_manager.HostManager(source, clock=lambda: 100.0)
-    first = manager.reserve('uuid-h1', fakes.spec(memory_mb=1024))
-    manager.reserve('uuid-h1', fakes.spec(memory_mb=2048))
-    manager.reserve('uuid-h2', fakes.spec(memory_mb=512))
+    ledger = reservations.Reservations(manager.now)
+    first = ledger.reserve('uuid-h1', fakes.spec(memory_mb=1024))
+    ledger.reserve('uuid-h1', fakes.spec(memory_mb=2048))
+    ledger.reserve('uuid-h2', fakes.spec(memory_mb=512))
     summaries = {u: {'resources': {}} for u in ('uuid-h1', 'uuid-h2')}
-    states = manager.get_host_states(None, ['uuid-h1', 'uuid-h2'],
-                                     summaries, 100.0)
+    states = fakes.request_host_states(manager, ['uuid-h1', 'uuid-h2'],
+                                       summaries, 100.0, ledger)
     assert [s.free_ram_mb for s in states] == [5120, 7680]
-    manager.release(first)
-    manager.release(first)
-    states = manager.get_host_states(None, ['uuid-h1', 'uuid-h2'],
-                                     summaries, 100.0)
+    ledger.release(first)
+    ledger.release(first)
+    states = fakes.request_host_states(manager, ['uuid-h1', 'uuid-h2'],
+                                       summaries, 100.0, ledger)
     assert [s.free_ram_mb for s in states] == [6144, 7680]
 
 
@@ -173,7 +176,7 @@ def test_a_private_copy_shares_only_the_read_only_parts():
     state = fakes.host('h1', aggregates=[zone],
                        numa_topology={'cells': [{'id': 0}]},
                        pci_stats=[{'count': 2}])
-    mine = host_manager._private_copy(state)
+    mine = host_copy.private_copy(state)
     assert type(mine) is type(state) and mine == state
     assert mine.aggregates is state.aggregates
     assert mine.lock is not state.lock and mine.limits is not state.limits
@@ -215,6 +218,6 @@ def test_roots_of_single_and_spanning_requests():
                 {'allocations': {'cn1': {}, 'pool': {}}},
                 {'allocations': {'cn1': {}, 'child': {}}},
                 {'allocations': {'unknown': {}}}]
-    assert scheduling._roots(requests, summaries) == {
+    assert answer_snapshot._roots(requests, summaries) == {
         'cn1': [requests[0], requests[3]], 'cn2': [requests[1]],
         'unknown': [requests[5]]}

@@ -14,6 +14,8 @@ from common.objects import instance_group as group_obj
 from common import service
 from services.scheduler import host_manager
 from services.scheduler import loading
+from services.scheduler import placing
+from services.scheduler import reservations
 from services.scheduler import scheduling
 from services.scheduler.weighers import ram as ram_weigher
 from tests.unit.scheduler import fake_placement
@@ -213,9 +215,13 @@ def test_a_refused_claim_is_not_retried_on_every_host():
 def test_explain_leaves_the_cached_host_state_alone():
     hosts = [fakes.host('h1')]
     scheduler, placement = make(hosts)
-    state = scheduler.host_manager.get_host_states(None, ['uuid-h1'])[0]
+    scheduler.host_manager.refresh(None, ['uuid-h1'])
+    with scheduler.host_manager.reading() as (cached, _changes, _epoch):
+        state = cached['uuid-h1']
     before = (state.num_instances, state.num_io_ops, state.free_ram_mb)
     scheduler.select_destinations(None, fakes.spec(), [], dry_run=True)
+    with scheduler.host_manager.reading() as (cached, _changes, _epoch):
+        assert cached['uuid-h1'] is state
     assert (state.num_instances, state.num_io_ops,
             state.free_ram_mb) == before
     assert placement.claims == {}
@@ -226,22 +232,26 @@ def test_requests_see_this_workers_claims_not_yet_in_placement():
     source = Source([fakes.host('h1', total_usable_ram_mb=8192,
                                 free_ram_mb=8192)])
     manager = host_manager.HostManager(source, clock=lambda: clock[0])
+    ledger = reservations.Reservations(manager.now)
     summary = {'uuid-h1': {'resources': {
         'MEMORY_MB': {'capacity': 8192, 'used': 0}}}}
-    token = manager.reserve('uuid-h1', fakes.spec(memory_mb=2048))
-    in_flight = manager.get_host_states(None, ['uuid-h1'], summary, 100.0)
+    token = ledger.reserve('uuid-h1', fakes.spec(memory_mb=2048))
+    in_flight = fakes.request_host_states(manager, ['uuid-h1'], summary,
+                                          100.0, ledger)
     assert in_flight[0].free_ram_mb == 6144
     clock[0] = 101.0
-    manager.committed(token)
+    ledger.committed(token)
     # A snapshot read before the commit cannot contain it...
-    before = manager.get_host_states(None, ['uuid-h1'], summary, 100.5)
+    before = fakes.request_host_states(manager, ['uuid-h1'], summary,
+                                       100.5, ledger)
     assert before[0].free_ram_mb == 6144
     # ...one read after it does, so it is not counted twice.
-    after = manager.get_host_states(None, ['uuid-h1'], summary, 101.5)
+    after = fakes.request_host_states(manager, ['uuid-h1'], summary, 101.5,
+                                      ledger)
     assert after[0].free_ram_mb == 8192
-    # Each request has its own copy: filters' limits never leak.
+    # Each request has its own copy: limits written into one never leak.
     after[0].limits['vcpu'] = 1
-    assert manager.get_host_states(None, ['uuid-h1'])[0].limits == {}
+    assert fakes.request_host_states(manager, ['uuid-h1'])[0].limits == {}
 
 
 class _MeetingRamWeigher(ram_weigher.RAMWeigher):
@@ -311,7 +321,7 @@ def test_each_worker_prefers_its_own_share_of_equal_hosts(monkeypatch,
     hosts = [fakes.host('h%02d' % i) for i in range(9)]
     uuids = sorted(h.uuid for h in hosts)
     monkeypatch.setattr(service, '_worker', (slot, 3))
-    mine, owner = scheduling._worker_shares(uuids)
+    mine, owner = placing._worker_shares(uuids)
     own = {u for u in uuids if owner[u] == mine}
     assert mine == slot and own == set(uuids[slot::3])
     scheduler, placement = make(hosts)
@@ -331,7 +341,7 @@ def test_each_worker_prefers_its_own_share_of_equal_hosts(monkeypatch,
 
 def test_a_single_worker_has_no_share():
     assert service.worker_slot() == (0, 1)
-    assert scheduling._worker_shares(['a', 'b']) is None
+    assert placing._worker_shares(['a', 'b']) is None
 
 
 def test_without_own_hosts_a_worker_picks_from_the_fullest_share():
@@ -342,9 +352,9 @@ def test_without_own_hosts_a_worker_picks_from_the_fullest_share():
 
     owner = {'a': 1, 'b': 1, 'c': 2, 'd': 2, 'e': 2, 'f': 0}
     pool = [Weighed(u) for u in 'abcde']
-    picked = scheduling._prefer_own_share(pool, (0, owner))
+    picked = placing._prefer_own_share(pool, (0, owner))
     assert [w.obj.uuid for w in picked] == ['c', 'd', 'e']
-    mine = scheduling._prefer_own_share(pool + [Weighed('f')], (0, owner))
+    mine = placing._prefer_own_share(pool + [Weighed('f')], (0, owner))
     assert [w.obj.uuid for w in mine] == ['f']
 
 
@@ -399,7 +409,8 @@ def test_concurrent_requests_load_a_cold_cache_once():
     errors = _refresh_in_threads(manager, [everything] * 4)
     assert errors == []
     assert manager.source.loads == [sorted(everything)]
-    assert len(manager.copies(everything)) == 4
+    with manager.reading() as (cached, _changes, _epoch):
+        assert all(uuid in cached for uuid in everything)
 
 
 def test_a_request_loads_only_the_nodes_nobody_else_is_loading():
@@ -418,4 +429,5 @@ def test_a_failed_load_is_retried_by_the_requests_that_waited():
     errors = _refresh_in_threads(manager, [uuids, uuids])
     assert [str(e) for e in errors] == ['database went away']
     assert manager.source.loads == [sorted(uuids), sorted(uuids)]
-    assert len(manager.copies(uuids)) == 2
+    with manager.reading() as (cached, _changes, _epoch):
+        assert all(uuid in cached for uuid in uuids)

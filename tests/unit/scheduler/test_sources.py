@@ -436,15 +436,17 @@ def _manager_with_h1(world):
 def test_host_manager_reloads_a_changed_record(world, ctx):
     """With the database source, a newer updated_at reloads the state."""
     manager, clock = _manager_with_h1(world)
-    [state] = manager.get_host_states(ctx, ['cn-h1'])
+    [state] = fakes.request_host_states(manager, ['cn-h1'], context=ctx)
     assert state.free_ram_mb == 28672
     with world.engines['cell1'].begin() as conn:
         conn.execute(cell_tables.compute_nodes.update().values(
             free_ram_mb=1024,
             updated_at=world.now + datetime.timedelta(seconds=1)))
-    assert manager.get_host_states(ctx, ['cn-h1'])[0].free_ram_mb == 28672
+    [state] = fakes.request_host_states(manager, ['cn-h1'], context=ctx)
+    assert state.free_ram_mb == 28672
     clock[0] += 11
-    assert manager.get_host_states(ctx, ['cn-h1'])[0].free_ram_mb == 1024
+    [state] = fakes.request_host_states(manager, ['cn-h1'], context=ctx)
+    assert state.free_ram_mb == 1024
 
 
 # --- MemoryHostSource --------------------------------------------------------
@@ -485,10 +487,11 @@ def test_memory_source_update_reloads_through_host_manager():
     clock = [0.0]
     manager = host_manager.HostManager(source, max_age=10,
                                        clock=lambda: clock[0])
-    manager.get_host_states(None, ['uuid-h1'])
+    fakes.request_host_states(manager, ['uuid-h1'])
     source.update(fakes.host('h1', free_ram_mb=100))
     clock[0] += 11
-    assert manager.get_host_states(None, ['uuid-h1'])[0].free_ram_mb == 100
+    [state] = fakes.request_host_states(manager, ['uuid-h1'])
+    assert state.free_ram_mb == 100
 
 
 def test_an_aggregate_change_reaches_cached_host_states(world, ctx):
@@ -497,16 +500,16 @@ def test_an_aggregate_change_reaches_cached_host_states(world, ctx):
     never changed.
     """
     manager, clock = _manager_with_h1(world)
-    [state] = manager.get_host_states(ctx, ['cn-h1'])
+    [state] = fakes.request_host_states(manager, ['cn-h1'], context=ctx)
     assert state.aggregate_metadata('availability_zone') == {}
     world.aggregate('az1', ['h1'], {'availability_zone': 'az1'})
     manager.invalidate_aggregates()
-    [state] = manager.get_host_states(ctx, ['cn-h1'])
+    [state] = fakes.request_host_states(manager, ['cn-h1'], context=ctx)
     assert state.aggregate_metadata('availability_zone') == {
         'availability_zone': {'az1'}}
     # NOTE: and without the cast, within max_age at the latest.
     world.aggregate('az2', ['h1'], {'availability_zone': 'az2'})
     clock[0] += 11
-    [state] = manager.get_host_states(ctx, ['cn-h1'])
+    [state] = fakes.request_host_states(manager, ['cn-h1'], context=ctx)
     assert state.aggregate_metadata('availability_zone') == {
         'availability_zone': {'az1', 'az2'}}
