@@ -6,7 +6,7 @@
 from keystoneauth1 import session as ks_session
 import pytest
 
-from common import placement_client
+from common.placement import client as placement_client
 
 _ENV = ('http_proxy', 'HTTPS_PROXY', 'no_proxy', 'NETRC',
         'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE')

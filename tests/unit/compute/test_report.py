@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from common import context
-from common import placement_client
+from common.placement import client as placement_client
 from services.compute import provider_tree
 from services.compute import report
 
