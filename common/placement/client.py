@@ -415,9 +415,11 @@ class PlacementClient(PlacementCalls):
                 timeout=None):
         """Send one request; return a :class:`Response`.
 
-        :param version: the placement microversion, e.g. '1.39'.
+        :param version: the placement microversion, one of
+            :mod:`common.placement.microversions`.
         :param context: the RequestContext, for the global request id.
-        :param timeout: seconds; defaults to [placement] timeout or 30.
+        :param timeout: seconds; defaults to [placement] timeout or 30, so
+            that no call waits on a sick placement for ever.
         :raises PlacementUnavailable: connection failure, timeout or 5xx.
         """
         headers = {'OpenStack-API-Version': 'placement %s' % version,
