@@ -20,7 +20,8 @@ import time
 from cheroot import wsgi as cheroot_wsgi
 
 from common import context as berth_context
-from common import placement_client
+from common.placement import client as placement_client
+from common.placement import microversions
 from common import rpc
 from common import service
 from services.allinone import cells_setup
@@ -204,7 +205,8 @@ class AllInOne(object):
     @staticmethod
     def _placement_providers(client):
         """The uuids of the resource providers placement has."""
-        resp = client.get('/resource_providers', version='1.14')
+        resp = client.list_providers(
+            None, version=microversions.PROVIDER_LISTING)
         if not resp.ok:
             return set()
         return {rp['uuid'] for rp in resp.body['resource_providers']}

@@ -20,12 +20,11 @@ the source of truth and ``berth-manage placement sync_aggregates`` (or
 import logging
 import threading
 
-from common import placement_client
+from common.placement import client as placement_client
+from common.placement import microversions
 
 LOG = logging.getLogger(__name__)
 
-AGGREGATES_VERSION = '1.19'
-ALLOCATIONS_VERSION = '1.28'
 # NOTE: a compute agent's periodic update can bump the provider
 # generation between our GET and PUT; a few retries ride that out.
 CONFLICT_RETRIES = 5
@@ -52,9 +51,11 @@ def reset():
 
 def _change_membership(ctxt, api, provider_uuid, aggregate_uuid, add):
     """Add or remove one provider's membership; True when done."""
-    url = '/resource_providers/%s/aggregates' % provider_uuid
-    for _attempt in range(CONFLICT_RETRIES):
-        resp = api.get(url, AGGREGATES_VERSION, ctxt)
+    version = microversions.AGGREGATES
+
+    def attempt():
+        resp = api.get_provider_aggregates(ctxt, provider_uuid,
+                                           version=version)
         if resp.status == 404:
             LOG.warning('Resource provider %s is not in placement yet; '
                         'aggregate %s will be mirrored by its compute '
@@ -62,7 +63,7 @@ def _change_membership(ctxt, api, provider_uuid, aggregate_uuid, add):
                         provider_uuid, aggregate_uuid)
             return False
         if not resp.ok:
-            break
+            return resp
         current = list(resp.body['aggregates'])
         if add and aggregate_uuid not in current:
             wanted = current + [aggregate_uuid]
@@ -70,21 +71,24 @@ def _change_membership(ctxt, api, provider_uuid, aggregate_uuid, add):
             wanted = [a for a in current if a != aggregate_uuid]
         else:
             return True
-        put = api.put(url, {
-            'aggregates': wanted,
-            'resource_provider_generation':
-                resp.body['resource_provider_generation']},
-            AGGREGATES_VERSION, ctxt)
-        if put.ok:
-            return True
-        if put.status != 409:
-            resp = put
-            break
+        put = api.put_provider_aggregates(
+            ctxt, provider_uuid, resp.body['resource_provider_generation'],
+            wanted, version=version)
+        return True if put.ok else put
+
+    try:
+        answer = placement_client.retry_conflicts(
+            attempt, CONFLICT_RETRIES,
+            'aggregates of provider %s' % provider_uuid)
+    except placement_client.GenerationConflict as exc:
+        answer = exc.response
+    if isinstance(answer, bool):
+        return answer
     LOG.warning('Could not %s provider %s %s placement aggregate %s: %s. '
                 'Run berth-manage placement sync_aggregates to repair it.',
                 'add' if add else 'remove', provider_uuid,
                 'to' if add else 'from', aggregate_uuid,
-                resp.error_detail())
+                answer.error_detail())
     return False
 
 
@@ -117,7 +121,8 @@ def delete_providers(ctxt, conf, node_uuids):
     left = []
     for uuid in node_uuids:
         try:
-            resp = api.delete('/resource_providers/%s' % uuid, '1.14', ctxt)
+            resp = api.delete_provider(
+                ctxt, uuid, version=microversions.PROVIDER_DELETE)
         except placement_client.PlacementUnavailable as exc:
             LOG.warning('Could not delete resource provider %s: %s',
                         uuid, exc)
@@ -139,8 +144,8 @@ def delete_allocations(ctxt, conf, instance_uuid):
     way, and the allocation auditor reports the orphan.
     """
     try:
-        resp = client(conf).delete('/allocations/%s' % instance_uuid,
-                                   ALLOCATIONS_VERSION, ctxt)
+        resp = client(conf).delete_allocations(
+            ctxt, instance_uuid, version=microversions.LOCAL_DELETE)
     except placement_client.PlacementUnavailable as exc:
         LOG.error('Could not delete the allocations of instance %s: %s',
                   instance_uuid, exc)
@@ -166,29 +171,31 @@ def tell_schedulers(ctxt):
 
 
 DISABLED_TRAIT = 'COMPUTE_STATUS_DISABLED'
-TRAITS_VERSION = '1.6'
 
 
 def _set_trait(ctxt, api, provider_uuid, trait, present):
-    url = '/resource_providers/%s/traits' % provider_uuid
-    for _attempt in range(CONFLICT_RETRIES):
-        resp = api.get(url, TRAITS_VERSION, ctxt)
+    """Set or clear one trait of a provider; True when done."""
+    version = microversions.TRAITS
+
+    def attempt():
+        resp = api.get_provider_traits(ctxt, provider_uuid, version=version)
         if not resp.ok:
             return False
         traits = set(resp.body['traits'])
         wanted = traits | {trait} if present else traits - {trait}
         if wanted == traits:
             return True
-        put = api.put(url, {
-            'traits': sorted(wanted),
-            'resource_provider_generation':
-                resp.body['resource_provider_generation']},
-            TRAITS_VERSION, ctxt)
-        if put.ok:
-            return True
-        if put.status != 409:
-            return False
-    return False
+        put = api.put_provider_traits(
+            ctxt, provider_uuid, resp.body['resource_provider_generation'],
+            sorted(wanted), version=version)
+        return put if put.status == 409 else put.ok
+
+    try:
+        return placement_client.retry_conflicts(
+            attempt, CONFLICT_RETRIES, 'traits of provider %s' % provider_uuid)
+    except placement_client.GenerationConflict as exc:
+        LOG.warning('%s', exc)
+        return False
 
 
 def set_disabled(ctxt, conf, node_uuids, disabled):

@@ -19,7 +19,7 @@ import logging
 import sys
 
 from common import config
-from common import placement_client
+from common.placement import client as placement_client
 from common import rpc
 from common import service
 from common import servicegroup

@@ -13,7 +13,7 @@ operator or an allocation, moves a generation, and only the providers
 whose generation moved are read again and, when they differ, rewritten
 (a manual inventory edit is overwritten, seed B10). Every write carries
 the provider generation; a 409 from a concurrent change is retried on a
-fresh read.
+fresh read (:func:`common.placement.client.retry_conflicts`).
 
 A provider named like the node but with another uuid (seed B6) makes
 creation fail with ResourceProviderCreationFailed, as in Nova, unless
@@ -24,20 +24,20 @@ import collections
 import logging
 import threading
 import time
-from urllib import parse
 
 from common import exception
-from common import placement_client
+from common.placement import client as placement_client
+from common.placement import microversions
 from services.compute import provider_tree
 
 LOG = logging.getLogger(__name__)
 
-VERSION = '1.39'
+VERSION = microversions.PROVIDER_TREE
 # NOTE: below this many trees, one in_tree query per tree is cheaper than
 # listing every provider of the cloud.
 IN_TREE_QUERY_LIMIT = 16
 CONFLICT_RETRIES = 4
-CONCURRENT_UPDATE = 'placement.concurrent_update'
+CONCURRENT_UPDATE = placement_client.CONCURRENT_UPDATE
 
 PlacementUnavailable = placement_client.PlacementUnavailable
 
@@ -68,10 +68,25 @@ class TreeState(object):
         self.at = at
 
 
+class _Counted(placement_client.PlacementCalls):
+    """The client's calls, each counted by the report client first."""
+
+    def __init__(self, client, count):
+        self._client = client
+        self._count = count
+
+    def request(self, method, url, version, context=None, body=None,
+                timeout=None):
+        """Count the call, then send it through the shared client."""
+        self._count(method)
+        return self._client.request(method, url, version, context,
+                                    body=body, timeout=timeout)
+
+
 class ReportClient(object):
     """Thread-safe; one per agent, shared by every node it serves.
 
-    :param client: a :class:`common.placement_client.PlacementClient`.
+    :param client: a :class:`common.placement.client.PlacementClient`.
     :param refresh: seconds after which a tree is re-read in full (0:
         every sync; None: never).
     """
@@ -86,23 +101,27 @@ class ReportClient(object):
         self._known_traits = set()
         self._lock = threading.Lock()
         self._local = threading.local()
+        # NOTE: every call below goes through this view, so that the
+        # counts (per HTTP method, and this thread's writes) see them all.
+        self._placement = _Counted(client, self._count)
 
     # ------------------------------------------------------------ plumbing
 
-    def _call(self, ctxt, method, url, body=None):
+    def _count(self, method):
         with self._lock:
             self.calls[method] += 1
         if method != 'GET':
             self._local.writes = getattr(self._local, 'writes', 0) + 1
-        return self.client.request(method, url, VERSION, ctxt, body=body)
 
     def _writes(self):
         """Writes made so far by this thread (syncs run in parallel)."""
         return getattr(self._local, 'writes', 0)
 
-    def _check(self, resp, method, url, *expected):
+    @staticmethod
+    def _check(resp, *expected):
         if resp.status not in expected:
-            raise PlacementError(method=method, url=url, status=resp.status,
+            raise PlacementError(method=resp.method, url=resp.url,
+                                 status=resp.status,
                                  detail=resp.error_detail())
         return resp.body
 
@@ -126,37 +145,37 @@ class ReportClient(object):
         result = {root: {} for root in roots}
         if len(roots) <= IN_TREE_QUERY_LIMIT:
             for root in sorted(roots):
-                url = '/resource_providers?in_tree=%s' % root
-                resp = self._call(ctxt, 'GET', url)
+                resp = self._placement.list_providers(
+                    ctxt, version=VERSION, in_tree=root)
                 if resp.status == 404:
                     continue
-                body = self._check(resp, 'GET', url, 200)
+                body = self._check(resp, 200)
                 for rp in body['resource_providers']:
                     result[root][rp['uuid']] = rp
             return result
-        body = self._check(self._call(ctxt, 'GET', '/resource_providers'),
-                           'GET', '/resource_providers', 200)
+        body = self._check(self._placement.list_providers(
+            ctxt, version=VERSION), 200)
         for rp in body['resource_providers']:
             if rp['root_provider_uuid'] in roots:
                 result[rp['root_provider_uuid']][rp['uuid']] = rp
         return result
 
     def _read_provider(self, ctxt, uuid):
-        url = '/resource_providers/%s/inventories' % uuid
-        inv = self._check(self._call(ctxt, 'GET', url), 'GET', url, 200)
-        url = '/resource_providers/%s/traits' % uuid
-        traits = self._check(self._call(ctxt, 'GET', url), 'GET', url, 200)
+        inv = self._check(self._placement.get_inventories(
+            ctxt, uuid, version=VERSION), 200)
+        traits = self._check(self._placement.get_provider_traits(
+            ctxt, uuid, version=VERSION), 200)
         return {'generation': traits['resource_provider_generation'],
                 'inventory': inv['inventories'],
                 'traits': set(traits['traits'])}
 
     def provider_allocations(self, ctxt, uuid):
         """{consumer uuid: {resource class: amount}} on one provider."""
-        url = '/resource_providers/%s/allocations' % uuid
-        resp = self._call(ctxt, 'GET', url)
+        resp = self._placement.get_provider_allocations(ctxt, uuid,
+                                                        version=VERSION)
         if resp.status == 404:
             return {}
-        body = self._check(resp, 'GET', url, 200)
+        body = self._check(resp, 200)
         return {consumer: data['resources']
                 for consumer, data in body['allocations'].items()}
 
@@ -167,9 +186,9 @@ class ReportClient(object):
 
         :returns: True when something was deleted.
         """
-        url = '/allocations/%s' % consumer_uuid
-        resp = self._call(ctxt, 'DELETE', url)
-        self._check(resp, 'DELETE', url, 204, 404)
+        resp = self._placement.delete_allocations(ctxt, consumer_uuid,
+                                                  version=VERSION)
+        self._check(resp, 204, 404)
         if resp.status == 204:
             LOG.info('Deleted allocation for instance %s', consumer_uuid)
         return resp.status == 204
@@ -178,31 +197,28 @@ class ReportClient(object):
         for provider in providers:
             for rc in provider.inventory:
                 if rc.startswith('CUSTOM_') and rc not in self._known_classes:
-                    url = '/resource_classes/%s' % rc
-                    self._check(self._call(ctxt, 'PUT', url), 'PUT', url,
-                                200, 201, 204)
+                    self._check(self._placement.ensure_resource_class(
+                        ctxt, rc, version=VERSION), 200, 201, 204)
                     self._known_classes.add(rc)
             for trait in provider.traits:
                 if trait.startswith('CUSTOM_') and (
                         trait not in self._known_traits):
-                    url = '/traits/%s' % trait
-                    self._check(self._call(ctxt, 'PUT', url), 'PUT', url,
-                                201, 204)
+                    self._check(self._placement.ensure_trait(
+                        ctxt, trait, version=VERSION), 201, 204)
                     self._known_traits.add(trait)
 
     def _create(self, ctxt, provider, replace_stale):
-        body = {'uuid': provider.uuid, 'name': provider.name}
-        if provider.parent_uuid:
-            body['parent_provider_uuid'] = provider.parent_uuid
-        resp = self._call(ctxt, 'POST', '/resource_providers', body)
+        resp = self._placement.create_provider(
+            ctxt, provider.uuid, provider.name, provider.parent_uuid,
+            version=VERSION)
         if resp.status == 200:
             LOG.info('Created resource provider %s (%s)', provider.name,
                      provider.uuid)
             return resp.body
         if resp.status != 409:
-            self._check(resp, 'POST', '/resource_providers', 200)
-        url = '/resource_providers/%s' % provider.uuid
-        mine = self._call(ctxt, 'GET', url)
+            self._check(resp, 200)
+        mine = self._placement.get_provider(ctxt, provider.uuid,
+                                            version=VERSION)
         if mine.status == 200:
             # NOTE: another worker created it first; it is ours all the same.
             return mine.body
@@ -218,8 +234,8 @@ class ReportClient(object):
                                 stale['uuid'], provider.uuid))
 
     def _find_by_name(self, ctxt, name):
-        url = '/resource_providers?name=%s' % parse.quote(name)
-        body = self._check(self._call(ctxt, 'GET', url), 'GET', url, 200)
+        body = self._check(self._placement.list_providers(
+            ctxt, version=VERSION, name=name), 200)
         found = body['resource_providers']
         return found[0] if found else None
 
@@ -248,22 +264,30 @@ class ReportClient(object):
         """Delete providers, children first. :returns: the ones left."""
         left = []
         for uuid in _deepest_first(providers):
-            url = '/resource_providers/%s' % uuid
-            resp = self._call(ctxt, 'DELETE', url)
+            resp = self._placement.delete_provider(ctxt, uuid,
+                                                   version=VERSION)
             if resp.status == 409:
                 LOG.warning('Cannot delete resource provider %s: %s', uuid,
                             resp.error_detail())
                 left.append(uuid)
                 continue
-            self._check(resp, 'DELETE', url, 204, 404)
+            self._check(resp, 204, 404)
         return left
 
+    def _retry(self, attempt, what):
+        """True when ``attempt`` succeeded within CONFLICT_RETRIES tries."""
+        try:
+            return placement_client.retry_conflicts(
+                attempt, CONFLICT_RETRIES, what)
+        except placement_client.GenerationConflict as exc:
+            LOG.warning('%s', exc)
+            return False
+
     def _put_inventory(self, ctxt, uuid, record, wanted):
-        url = '/resource_providers/%s/inventories' % uuid
-        for _attempt in range(CONFLICT_RETRIES):
-            resp = self._call(ctxt, 'PUT', url, {
-                'resource_provider_generation': record['generation'],
-                'inventories': wanted})
+        def attempt():
+            nonlocal wanted
+            resp = self._placement.put_inventories(
+                ctxt, uuid, record['generation'], wanted, version=VERSION)
             if resp.status == 200:
                 record['generation'] = resp.body[
                     'resource_provider_generation']
@@ -273,16 +297,19 @@ class ReportClient(object):
                 LOG.warning('Placement refused inventory %s of provider '
                             '%s: %s', wanted, uuid, resp.error_detail())
                 return False
+            # NOTE: someone else wrote the provider: what to send is
+            # worked out again from what placement holds now (an operator
+            # may have set a ratio).
             record.update(self._read_provider(ctxt, uuid))
             wanted = _resolve(record['inventory'], wanted, {})
-        return False
+            return resp
+        return self._retry(attempt, 'the inventory of provider %s' % uuid)
 
     def _put_traits(self, ctxt, uuid, record, wanted):
-        url = '/resource_providers/%s/traits' % uuid
-        for _attempt in range(CONFLICT_RETRIES):
-            resp = self._call(ctxt, 'PUT', url, {
-                'resource_provider_generation': record['generation'],
-                'traits': sorted(wanted)})
+        def attempt():
+            resp = self._placement.put_provider_traits(
+                ctxt, uuid, record['generation'], sorted(wanted),
+                version=VERSION)
             if resp.status == 200:
                 record['generation'] = resp.body[
                     'resource_provider_generation']
@@ -293,7 +320,8 @@ class ReportClient(object):
                             '%s', sorted(wanted), uuid, resp.error_detail())
                 return False
             record.update(self._read_provider(ctxt, uuid))
-        return False
+            return resp
+        return self._retry(attempt, 'the traits of provider %s' % uuid)
 
     # ---------------------------------------------------------------- sync
 
@@ -375,14 +403,13 @@ class ReportClient(object):
         if (current['name'] == provider.name and
                 current.get('parent_provider_uuid') == provider.parent_uuid):
             return False
-        url = '/resource_providers/%s' % provider.uuid
-        body = {'name': provider.name}
-        if provider.parent_uuid:
-            body['parent_provider_uuid'] = provider.parent_uuid
-        resp = self._call(ctxt, 'PUT', url, body)
+        resp = self._placement.update_provider(
+            ctxt, provider.uuid, provider.name, provider.parent_uuid,
+            version=VERSION)
         if resp.status != 200:
-            LOG.warning('Could not rename or move provider %s to %s: %s',
-                        provider.uuid, body, resp.error_detail())
+            LOG.warning('Could not rename or move provider %s to %s '
+                        '(parent %s): %s', provider.uuid, provider.name,
+                        provider.parent_uuid, resp.error_detail())
         return True
 
     def _apply(self, ctxt, provider, record):

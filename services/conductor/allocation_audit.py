@@ -39,13 +39,14 @@ from common.db import instance_records
 from common.objects import image as image_obj
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
+from common.placement import microversions
 from common.placement import query as placement_query
 from common.placement import resources as placement_resources
 from services.conductor import allocations
 
 LOG = logging.getLogger(__name__)
 
-PROVIDERS_VERSION = '1.14'
+PROVIDERS_VERSION = microversions.PROVIDER_LISTING
 STANDARD_CLASSES = ('VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB')
 # Instances in these states hold no allocation: never placed, or gone.
 _UNALLOCATED_STATES = (instance_obj.ERROR, instance_obj.DELETED,
@@ -152,10 +153,10 @@ def resources_match(held, wanted):
 def list_providers(placement, ctxt):
     """Every resource provider: dicts with uuid, name, root uuid.
 
-    :raises common.placement_client.PlacementUnavailable: placement down.
+    :raises common.placement.client.PlacementUnavailable: placement down.
     :raises allocations.ClaimFailed: an unexpected answer.
     """
-    resp = placement.get('/resource_providers', PROVIDERS_VERSION, ctxt)
+    resp = placement.list_providers(ctxt, version=PROVIDERS_VERSION)
     if not resp.ok:
         raise allocations.ClaimFailed('GET /resource_providers answered '
                                       '%d: %s' % (resp.status,
@@ -168,7 +169,7 @@ def provider_allocations(placement, ctxt, providers=None, progress=None):
 
     :param providers: the provider dicts to read (default: all).
     :param progress: ``progress()`` after each provider is read.
-    :raises common.placement_client.PlacementUnavailable: placement down.
+    :raises common.placement.client.PlacementUnavailable: placement down.
     :raises allocations.ClaimFailed: an unexpected answer.
     """
     if providers is None:
@@ -177,8 +178,8 @@ def provider_allocations(placement, ctxt, providers=None, progress=None):
              for rp in providers}
 
     def read(rp_uuid):
-        answer = placement.get('/resource_providers/%s/allocations'
-                               % rp_uuid, PROVIDERS_VERSION, ctxt)
+        answer = placement.get_provider_allocations(
+            ctxt, rp_uuid, version=PROVIDERS_VERSION)
         if answer.status == 404:
             return rp_uuid, {}
         if not answer.ok:

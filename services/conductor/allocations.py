@@ -6,21 +6,19 @@
 Used by the reschedule (claim an alternate), by the build flow (remove the
 allocation of a server deleted while it was scheduled) and by the
 allocation auditor and ``berth-manage placement`` (heal, audit). Every
-call goes through :class:`common.placement_client.PlacementClient`, which
+call goes through :class:`common.placement.client.PlacementClient`, which
 puts a timeout on each request.
 """
 
 import json
 import logging
 
-from common import placement_client
+from common.placement import client as placement_client
+from common.placement import microversions
 
 LOG = logging.getLogger(__name__)
 
-# NOTE: 1.28 adds consumer generations, 1.36 the "mappings" key in
-# allocation requests; a claim does not send mappings back.
-CLAIM_VERSION = '1.36'
-READ_VERSION = '1.36'
+VERSION = microversions.CONDUCTOR_ALLOCATIONS
 _CONFLICT = 'consumer generation conflict'
 
 
@@ -39,10 +37,9 @@ def allocation_request(selection):
 def get_allocations(placement, ctxt, consumer_uuid):
     """(provider uuid -> resources, consumer generation or None).
 
-    :raises common.placement_client.PlacementUnavailable: placement down.
+    :raises common.placement.client.PlacementUnavailable: placement down.
     """
-    resp = placement.get('/allocations/%s' % consumer_uuid, READ_VERSION,
-                         ctxt)
+    resp = placement.get_allocations(ctxt, consumer_uuid, version=VERSION)
     if not resp.ok:
         raise ClaimFailed('GET /allocations/%s answered %d: %s' % (
             consumer_uuid, resp.status, resp.error_detail()))
@@ -59,12 +56,10 @@ def put_allocations(placement, ctxt, consumer_uuid, allocations, project_id,
     :param allocations: provider uuid -> {resource class: amount}.
     :raises ClaimFailed: with placement's answer.
     """
-    body = {'allocations': {rp: {'resources': resources}
-                            for rp, resources in allocations.items()},
-            'project_id': project_id, 'user_id': user_id,
-            'consumer_generation': consumer_generation}
-    resp = placement.put('/allocations/%s' % consumer_uuid, body,
-                         CLAIM_VERSION, ctxt)
+    resp = placement.put_allocations(
+        ctxt, consumer_uuid, {rp: {'resources': resources}
+                              for rp, resources in allocations.items()},
+        project_id, user_id, consumer_generation, version=VERSION)
     if not resp.ok:
         raise ClaimFailed('%d %s' % (resp.status, resp.error_detail()))
 
@@ -78,7 +73,7 @@ def claim(placement, ctxt, consumer_uuid, alloc_request, project_id,
     upstream does; one that holds allocations elsewhere is refused.
 
     :returns: True when claimed, False when placement refused it.
-    :raises common.placement_client.PlacementUnavailable: placement down.
+    :raises common.placement.client.PlacementUnavailable: placement down.
     """
     wanted = {rp: alloc['resources']
               for rp, alloc in alloc_request['allocations'].items()}
@@ -114,8 +109,8 @@ def delete_allocations(placement, ctxt, consumer_uuid):
     is left behind later.
     """
     try:
-        resp = placement.delete('/allocations/%s' % consumer_uuid,
-                                CLAIM_VERSION, ctxt)
+        resp = placement.delete_allocations(ctxt, consumer_uuid,
+                                            version=VERSION)
     except placement_client.PlacementUnavailable as exc:
         LOG.warning('Could not delete the allocations of %s: %s',
                     consumer_uuid, exc)

@@ -30,7 +30,7 @@ from common import manager
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
 from common.objects import selection as selection_obj
-from common import placement_client
+from common.placement import client as placement_client
 from common import rpc
 from services.compute import rpcapi as compute_rpcapi
 from services.conductor import allocation_audit

@@ -30,14 +30,18 @@ from common.db import boot_records
 from common.db import cell_access as cell_access_mod
 from common.db import cells
 from common.db import compute_records
-from common import placement_client
+from common.placement import client as placement_client
+from common.placement import microversions
 from services.conductor import allocation_audit
 from services.conductor import allocations
 from services.manage import output
 
 LOG = logging.getLogger(__name__)
 
-AGGREGATES_VERSION = '1.19'
+AGGREGATES_VERSION = microversions.AGGREGATES
+# NOTE: a compute agent's update can move the generation between our read
+# and write; a few tries ride that out.
+CONFLICT_RETRIES = 3
 
 
 def _quiet(_message):
@@ -116,9 +120,9 @@ def _aggregates(ctx):
 def _add_to_aggregate(placement, ctxt, rp_uuid, agg_uuid):
     """True when ``rp_uuid`` is (now) in the aggregate; None: no provider.
     """
-    url = '/resource_providers/%s/aggregates' % rp_uuid
-    for _attempt in range(3):
-        resp = placement.get(url, AGGREGATES_VERSION, ctxt)
+    def attempt():
+        resp = placement.get_provider_aggregates(ctxt, rp_uuid,
+                                                 version=AGGREGATES_VERSION)
         if resp.status == 404:
             return None
         if not resp.ok:
@@ -126,18 +130,19 @@ def _add_to_aggregate(placement, ctxt, rp_uuid, agg_uuid):
         current = resp.body['aggregates']
         if agg_uuid in current:
             return True
-        put = placement.put(url, {
-            'aggregates': sorted(set(current) | {agg_uuid}),
-            'resource_provider_generation':
-                resp.body['resource_provider_generation']},
-            AGGREGATES_VERSION, ctxt)
-        if put.ok:
-            return True
-        if put.status != 409:
-            return False
-        # NOTE: the provider changed meanwhile (its compute reported);
-        # read its generation again.
-    return False
+        put = placement.put_provider_aggregates(
+            ctxt, rp_uuid, resp.body['resource_provider_generation'],
+            sorted(set(current) | {agg_uuid}), version=AGGREGATES_VERSION)
+        # NOTE: a 409 is the provider changing meanwhile (its compute
+        # reported): the next attempt reads its generation again.
+        return put if put.status == 409 else put.ok
+
+    try:
+        return placement_client.retry_conflicts(
+            attempt, CONFLICT_RETRIES, 'aggregates of provider %s' % rp_uuid)
+    except placement_client.GenerationConflict as exc:
+        LOG.warning('%s', exc)
+        return False
 
 
 def _print_missing(missing):

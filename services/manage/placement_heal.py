@@ -30,7 +30,7 @@ from common.db import cells
 from common.db import compute_records
 from common.db import instance_records
 from common import exception
-from common import placement_client
+from common.placement import client as placement_client
 from services.conductor import allocation_audit
 from services.conductor import allocations
 from services.manage import output

@@ -15,7 +15,7 @@ import oslo_messaging as messaging
 from common.conf import CONF
 from common import manager
 from common.objects import request_spec as spec_obj
-from common import placement_client
+from common.placement import client as placement_client
 from common import rpc
 from services.scheduler.client import placement as placement_mod
 from services.scheduler import host_manager as host_manager_mod

@@ -28,7 +28,7 @@ import threading
 from oslo_config import cfg
 
 from common.conf import CONF
-from common import placement_client
+from common.placement import client as placement_client
 
 LOG = logging.getLogger(__name__)
 

@@ -250,7 +250,7 @@ def _override(**groups):
 def make_agent(host, fake_options):
     """An agent built as berth-compute builds it, with timed clients."""
     from common.conf import CONF
-    from common import placement_client
+    from common.placement import client as placement_client
     from services.compute import cmd
     from services.conductor import rpcapi
     _override(DEFAULT={'host': host}, fake_driver=fake_options)

@@ -39,7 +39,7 @@ from common import exception
 from common.objects import flavor as flavor_obj
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
-from common import placement_client
+from common.placement import client as placement_client
 from common import rpc
 from common import servicegroup_db
 from services.conductor import manager as conductor_manager

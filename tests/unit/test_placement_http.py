@@ -21,7 +21,7 @@ from oslo_config import cfg
 import pytest
 
 from common.conf import placement as placement_conf
-from common import placement_client
+from common.placement import client as placement_client
 from common.wsgi import server as wsgi_server
 
 

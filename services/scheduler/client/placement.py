@@ -4,14 +4,13 @@
 """The scheduler's placement calls: candidates, claims and rollbacks."""
 
 import logging
-import urllib.parse
+
+from common.placement import microversions
 
 LOG = logging.getLogger(__name__)
 
-# 1.36: same_subtree and resourceless groups; 1.39: any-traits. The
-# candidates carry mappings (1.34) that claims must not send back.
-CANDIDATES_VERSION = '1.39'
-CLAIM_VERSION = '1.38'
+CANDIDATES_VERSION = microversions.CANDIDATES
+CLAIM_VERSION = microversions.SCHEDULER_CLAIM
 
 
 class ClaimRefused(Exception):
@@ -23,17 +22,12 @@ class ClaimRefused(Exception):
     """
 
 
-def _query_string(query):
-    """Encode a list of (key, value) pairs, keeping ':' and ',' readable."""
-    return urllib.parse.urlencode(query, safe=':,!')
-
-
 class SchedulerPlacementClient(object):
     """Placement as the scheduler uses it."""
 
     def __init__(self, client):
         """
-        :param client: a :class:`common.placement_client.PlacementClient`.
+        :param client: a :class:`common.placement.client.PlacementClient`.
         """
         self.client = client
 
@@ -43,15 +37,15 @@ class SchedulerPlacementClient(object):
         :param query: list of (name, value) query parameters.
         :returns: (allocation_requests, provider_summaries, version); empty
             lists when placement finds nothing.
-        :raises common.placement_client.PlacementUnavailable: placement is
+        :raises common.placement.client.PlacementUnavailable: placement is
             down.
         """
-        url = '/allocation_candidates?' + _query_string(query)
-        resp = self.client.get(url, CANDIDATES_VERSION, context)
+        resp = self.client.get_allocation_candidates(
+            context, query, version=CANDIDATES_VERSION)
         if not resp.ok:
             # NOTE: a 400 here is a request the scheduler built wrongly
             # (e.g. an unknown trait named in a flavor): no host can match.
-            LOG.warning('GET %s answered %d: %s', url, resp.status,
+            LOG.warning('GET %s answered %d: %s', resp.url, resp.status,
                         resp.error_detail())
             return [], {}, CANDIDATES_VERSION
         return (resp.body['allocation_requests'],
@@ -68,14 +62,12 @@ class SchedulerPlacementClient(object):
             then tries the next host.
         :raises ClaimRefused: the refusal does not depend on the host.
         """
-        body = {'allocations': allocation_request['allocations'],
-                'project_id': project_id, 'user_id': user_id,
-                'consumer_generation': consumer_generation,
-                'consumer_type': consumer_type}
         LOG.debug('Attempting to claim resources in the placement API for '
                   'instance %s', consumer_uuid)
-        resp = self.client.put('/allocations/%s' % consumer_uuid, body,
-                               CLAIM_VERSION, context)
+        resp = self.client.put_allocations(
+            context, consumer_uuid, allocation_request['allocations'],
+            project_id, user_id, consumer_generation, consumer_type,
+            version=CLAIM_VERSION)
         if resp.ok:
             return True
         detail = resp.error_detail()
@@ -88,8 +80,8 @@ class SchedulerPlacementClient(object):
 
     def delete_allocation_for_instance(self, context, consumer_uuid):
         """Remove every allocation of a consumer (a claim rollback)."""
-        resp = self.client.delete('/allocations/%s' % consumer_uuid,
-                                  CLAIM_VERSION, context)
+        resp = self.client.delete_allocations(context, consumer_uuid,
+                                              version=CLAIM_VERSION)
         if not resp.ok and resp.status != 404:
             LOG.warning('Could not delete allocations of %s: %d %s',
                         consumer_uuid, resp.status, resp.error_detail())

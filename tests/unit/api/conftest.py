@@ -26,7 +26,7 @@ from common import context as berth_context
 from common.db import api_tables
 from common.db import cell_tables
 from common.db import cells
-from common import placement_client
+from common.placement import client as placement_client
 from common import rpc
 from services.api import boot
 from services.api import cell_hosts
@@ -65,7 +65,7 @@ class FakeCompute(object):
         self.terminated.append((host, instance_uuid))
 
 
-class FakePlacement(object):
+class FakePlacement(placement_client.PlacementCalls):
     """A tiny placement: provider aggregates, traits, allocations."""
 
     def __init__(self):

@@ -91,7 +91,7 @@ def test_host_is_in_one_zone_only(world):
 
 
 def test_placement_down_does_not_fail_the_request(world, monkeypatch):
-    from common import placement_client
+    from common.placement import client as placement_client
 
     def unavailable(*args, **kwargs):
         raise placement_client.PlacementUnavailable('down')

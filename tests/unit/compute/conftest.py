@@ -6,7 +6,7 @@
 import pytest
 
 from common import conf as common_conf
-from common import placement_client
+from common.placement import client as placement_client
 from services.compute import agent as agent_mod
 from services.compute import report
 from services.compute.virt import fake

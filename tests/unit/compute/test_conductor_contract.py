@@ -12,7 +12,7 @@ import oslo_messaging as messaging
 import pytest
 
 from common import context
-from common import placement_client
+from common.placement import client as placement_client
 from common import rpc
 from services.compute import build
 from services.compute import cmd

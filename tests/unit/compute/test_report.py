@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from common import context
-from common import placement_client
+from common.placement import client as placement_client
 from services.compute import provider_tree
 from services.compute import report
 
@@ -171,6 +171,55 @@ def test_concurrent_update_is_retried(client, placement):
     client._trees[root].providers[root]['generation'] = seen[root][
         'generation']
     assert client.sync_tree(CTXT, root, _tree(root, vcpus=8), seen)
+    assert _inventory(placement, root)['inventories']['VCPU']['total'] == 8
+
+
+class _Racer(object):
+    """An adapter on which someone else writes a provider's traits just
+    before each of the client's inventory writes to it.
+    """
+
+    def __init__(self, inner, rp):
+        self.inner = inner
+        self.rp = rp
+        self.racing = True
+        self.inventory_puts = 0
+
+    def request(self, url, method, **kwargs):
+        if method == 'PUT' and url == (
+                '/resource_providers/%s/inventories' % self.rp):
+            self.inventory_puts += 1
+            if self.racing:
+                _s, resp = _call(self.inner, 'GET',
+                                 '/resource_providers/%s' % self.rp)
+                traits = ['COMPUTE_NODE'] + (
+                    ['STORAGE_DISK_SSD'] if self.inventory_puts % 2 else [])
+                _call(self.inner, 'PUT', '/resource_providers/%s/traits'
+                      % self.rp, {'resource_provider_generation': json.loads(
+                          resp.content)['generation'], 'traits': traits})
+        return self.inner.request(url, method, **kwargs)
+
+
+def test_endless_conflicts_give_up_after_the_retries(conf, placement,
+                                                     caplog):
+    root = str(uuid.uuid4())
+    racer = _Racer(placement, root)
+    client = report.ReportClient(
+        placement_client.PlacementClient(conf.conf, adapter=racer))
+    racer.racing = False
+    client.sync_tree(CTXT, root, _tree(root, gpu=False))
+    racer.racing, racer.inventory_puts = True, 0
+    assert client.sync_tree(CTXT, root, _tree(root, vcpus=8, gpu=False),
+                            _seen(client, root))
+    assert racer.inventory_puts == report.CONFLICT_RETRIES
+    assert _inventory(placement, root)['inventories']['VCPU']['total'] == 4
+    assert 'Gave up updating the inventory of provider %s' % root in (
+        caplog.text)
+    # Nothing moved since, yet the next update tries again.
+    racer.racing = False
+    assert not client._trees[root].complete
+    assert client.sync_tree(CTXT, root, _tree(root, vcpus=8, gpu=False),
+                            _seen(client, root))
     assert _inventory(placement, root)['inventories']['VCPU']['total'] == 8
 
 

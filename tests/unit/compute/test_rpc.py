@@ -6,7 +6,7 @@
 import pytest
 
 from common import context
-from common import placement_client
+from common.placement import client as placement_client
 from common import rpc
 from common import servicegroup
 from common import servicegroup_conductor

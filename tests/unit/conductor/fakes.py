@@ -5,7 +5,7 @@
 
 * :class:`FakePlacement`: the HTTP placement API the conductor uses
   (allocations with consumer generations and capacity, provider
-  listings), behind :class:`common.placement_client.PlacementClient`'s
+  listings), answering :class:`common.placement.client.PlacementCalls`'
   get/put/delete.
 * :class:`FakeScheduler`: select_destinations answering from a list of
   hosts, claiming in the fake placement like the real one.
@@ -29,14 +29,14 @@ from common.db import cells
 from common.db import compute_records
 from common import exception
 from common.objects import selection as selection_obj
-from common import placement_client
+from common.placement import client as placement_client
 from services.conductor import manager
 from tests.unit.db import records_fixtures as fx
 
 CELL1_UUID = fx.CELL1_UUID
 
 
-class FakePlacement(object):
+class FakePlacement(placement_client.PlacementCalls):
     """Allocations and providers in memory, answering like placement."""
 
     def __init__(self):

@@ -17,7 +17,7 @@ to keystoneauth:
 * a connection that cannot be opened or a 401 (the token is then
   invalidated) make the caller send the request through keystoneauth
   instead, with its retries, re-authentication and error messages (and
-  :class:`common.placement_client.PlacementClient` never comes here when a
+  :class:`common.placement.client.PlacementClient` never comes here when a
   proxy or a .netrc file is configured);
 * a kept-alive connection that the server closed meanwhile is reopened and
   the request sent again, once; a new connection that is dropped before
