@@ -138,19 +138,17 @@ class ConductorManager(manager.Manager):
     # --- the build flow ------------------------------------------------------
 
     def schedule_and_build_instances(self, ctxt, request_spec,
-                                     instance_uuids, build_requests=None):
+                                     instance_uuids, build_requests):
         """Schedule and build servers; see ConductorAPI.
 
         :param request_spec: RequestSpec primitive.
         :param instance_uuids: the servers (each with a build request).
-        :param build_requests: (1.8) their build requests' Instance
-            primitives, in order.
+        :param build_requests: their build requests' Instance primitives,
+            in order.
         """
         spec = spec_obj.RequestSpec.from_primitive(request_spec)
-        instances = None
-        if build_requests is not None:
-            instances = [instance_obj.Instance.from_primitive(i)
-                         for i in build_requests]
+        instances = [instance_obj.Instance.from_primitive(i)
+                     for i in build_requests]
         build_flow.schedule_and_build_instances(self, ctxt, spec,
                                                 instance_uuids, instances)
 
