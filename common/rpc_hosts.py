@@ -32,10 +32,44 @@ from common import rpc
 
 LOG = logging.getLogger(__name__)
 
+# --- seams: the only uses of oslo.messaging internals ----------------------
+#
+# NOTE: oslo.messaging has no public way to let one listener consume the
+# direct queues of several server names, so sharing reaches into its
+# drivers (the private modules imported above). Each use is one function
+# below, checked against oslo.messaging 18.3.1 (older releases down to
+# requirements.txt's minimum are not checked). tests/unit/
+# test_library_seams.py fails naming the seam to update when a release
+# renames or drops what one uses.
+
+
+def _transport_driver(transport):
+    """The driver of an oslo.messaging Transport, or None.
+
+    NOTE: seam: ``Transport._driver``; the transport API hides the driver
+    and the listener it makes.
+    """
+    return getattr(transport, '_driver', None)
+
+
+def _driver_listener(adapter):
+    """The driver's poll-style listener behind an RPC server's listener.
+
+    NOTE: seam: ``PollStyleListenerAdapter._poll_style_listener``, the
+    object that holds the driver's connection and consumed targets.
+    """
+    return getattr(adapter, '_poll_style_listener', None)
+
 
 def _attach_amqp(driver, listener, target, servers):
-    # NOTE: declared consumers are kept by the connection and declared
-    # again after a reconnection, the extra queues included.
+    """Let an AMQP (RabbitMQ) listener consume ``servers``' direct queues.
+
+    NOTE: seam: ``AMQPDriverBase._get_exchange`` (the exchange the
+    driver's own consumers use) and ``AMQPListener.conn`` with its
+    ``declare_topic_consumer``. Declared consumers are kept by the
+    connection and declared again after a reconnection, the extra queues
+    included.
+    """
     exchange = driver._get_exchange(target)
     for server in servers:
         listener.conn.declare_topic_consumer(
@@ -44,6 +78,12 @@ def _attach_amqp(driver, listener, target, servers):
 
 
 def _attach_fake(driver, listener, target, servers):
+    """Let a ``fake://`` listener poll ``servers``' queues too.
+
+    NOTE: seam: ``FakeDriver._default_exchange``, and
+    ``FakeListener._exchange_manager`` and ``_targets`` (the targets it
+    polls in turn).
+    """
     exchange = target.exchange or driver._default_exchange
     exchanges = listener._exchange_manager.get_exchange(exchange)
     for server in servers:
@@ -69,20 +109,24 @@ def _attacher(driver, listener):
 
 def can_share(transport):
     """True when one listener of ``transport`` can serve many hosts."""
-    driver = getattr(transport, '_driver', None)
+    driver = _transport_driver(transport)
     return any(isinstance(driver, driver_cls)
                for driver_cls, _listener, _attach in _ATTACHERS)
 
 
 class _SharedRPCServer(rpc_server.RPCServer):
-    """An RPCServer whose listener also consumes ``extra_servers``."""
+    """An RPCServer whose listener also consumes ``extra_servers``.
+
+    NOTE: seam: overrides ``RPCServer._create_listener`` (called once, at
+    start, to make the listener) and reads the server's ``_target``.
+    """
 
     extra_servers = ()
 
     def _create_listener(self):
         adapter = super()._create_listener()
-        listener = getattr(adapter, '_poll_style_listener', None)
-        driver = self.transport._driver
+        listener = _driver_listener(adapter)
+        driver = _transport_driver(self.transport)
         attach = _attacher(driver, listener)
         if attach is None:
             raise TypeError('cannot share a listener of %s' % type(driver))
@@ -112,7 +156,8 @@ class HostsServer(rpc.ServerGroup):
         else:
             LOG.warning('The %s transport cannot share a listener: one RPC '
                         'server (and connection) per host for %d hosts',
-                        type(rpc.get_transport()._driver).__name__,
+                        type(_transport_driver(
+                            rpc.get_transport())).__name__,
                         len(self.hosts))
             servers = [rpc.get_server(
                 messaging.Target(topic=topic, server=host), endpoints)

@@ -13,12 +13,19 @@ Caps on the RPC versions a service's clients send, for rolling upgrades.
 While some services still run the older release, cap the newer clients at
 the version (or release) the oldest server understands; lift the cap once
 every service is upgraded.
+
+Until Berth's first release every RPC API is at 1.0 and changes in place,
+so there is nothing to cap yet: leave these unset and upgrade every host
+together. They take effect with the first release, whose APIs later
+releases extend with additive minor versions.
 """)
 
 
 def _cap(name):
     return cfg.StrOpt(name, help="""
 The highest RPC version clients send to the %(name)s service.
+
+Until the first release the only version is 1.0; see the group's help.
 
 Possible values:
 

@@ -68,8 +68,6 @@ _BUILD_REQUEST = sa.select(_BR).where(
     _BR.c.instance_uuid == sa.bindparam('uuid'))
 _BUILD_REQUESTS = sa.select(_BR).where(
     _BR.c.instance_uuid.in_(sa.bindparam('uuids', expanding=True)))
-_BUILD_REQUESTS_LEFT = sa.select(_BR.c.instance_uuid).where(
-    _BR.c.instance_uuid.in_(sa.bindparam('uuids', expanding=True)))
 _DELETE_BUILD_REQUEST = _BR.delete().where(
     _BR.c.instance_uuid == sa.bindparam('uuid'))
 _CELL_ID = sa.select(_CM.c.id).where(_CM.c.uuid == sa.bindparam('cell_uuid'))
@@ -222,30 +220,6 @@ def get_build_requests(ctxt, uuids, database=None):
         return rows
     return {row.instance_uuid: _build_request(row)
             for row in _read_core(database, fetch, ctxt)}
-
-
-def after_scheduling(ctxt, uuids, hosts, zones_in, database=None):
-    """What the conductor reads once the scheduler chose, in one
-    transaction.
-
-    :param zones_in: ``fn(ctx, hosts)`` -> host -> zone names, run in
-        the same transaction (the conductor's
-        :func:`services.conductor.host_zones.zones_in`).
-    :returns: (uuids among ``uuids`` whose build request still exists,
-        host -> cell uuid of the mapped ``hosts``, ``zones_in``'s answer).
-    """
-    hosts = sorted(set(h for h in hosts if h))
-
-    # NOTE: a Session transaction, as ``zones_in`` reads ``ctx.session``;
-    # the statements here run on its connection.
-    def fetch(ctx):
-        conn = ctx.session.connection()
-        still = set()
-        for chunk in _chunks(uuids):
-            still.update(conn.execute(_BUILD_REQUESTS_LEFT,
-                                      {'uuids': chunk}).scalars())
-        return still, _host_cells(conn, hosts), zones_in(ctx, hosts)
-    return _read(database, fetch, ctxt)
 
 
 def list_build_requests(ctxt, project_id=None, database=None):

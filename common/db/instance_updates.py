@@ -8,7 +8,7 @@ then active), every update guarded by the task state it expects and
 carrying the build's action event. One by one that is a conductor call
 and a transaction per update; an agent serving many nodes, or one node
 taking a burst, sends them here together instead
-(:func:`update_instances`, conductor RPC 1.7 ``instance_updates``).
+(:func:`update_instances`, the conductor RPC ``instance_updates``).
 
 Each update keeps the meaning it has alone
 (:func:`common.db.instance_records.update_instance`): it happens only if

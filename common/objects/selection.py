@@ -16,8 +16,7 @@ class Selection(base.PrimitiveObject):
         that was claimed (first entry) or can be claimed (alternates).
     :ivar limits: resource limits the filters computed for the compute-side
         claim (e.g. ``vcpu``, ``memory_mb``, ``numa_topology``).
-    :ivar availability_zone: the host's zone as the scheduler saw it
-        (scheduler RPC 1.1; None from an older scheduler).
+    :ivar availability_zone: the host's zone as the scheduler saw it.
     """
 
     service_host: str = None

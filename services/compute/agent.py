@@ -120,13 +120,6 @@ class ComputeAgent(object):
         """
         return self.trackers[host]
 
-    def host_of_guest(self, instance_uuid):
-        """The host whose driver runs ``instance_uuid``, or None."""
-        for host in self.hosts:
-            if instance_uuid in self.driver.list_guests(host):
-                return host
-        return None
-
     # ----------------------------------------------------------- start-up
 
     def _wait_for_conductor(self, ctxt):

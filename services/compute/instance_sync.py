@@ -7,7 +7,7 @@ Every periodic update rebuilds usage from the instances the cell database
 says are on the node. Listing them all each time made the conductor
 decode, convert and send ~360 KB for a 500-instance host: most of that
 host's update. The agent keeps the rows of its last fetch instead and
-asks the conductor (API 1.1) only what changed:
+asks the conductor only what changed:
 
 * each reply lists the uuid of every live instance on the host, so an
   instance deleted or moved away by anyone drops out at the next update,
@@ -28,7 +28,6 @@ import threading
 
 from oslo_utils import timeutils
 
-from services.compute import utils
 from services.conductor import rpcapi as conductor_rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -43,7 +42,6 @@ OVERLAP = datetime.timedelta(seconds=30)
 # update; 11 minutes at the default 60 s interval): repairs a copy gone
 # wrong through a clock jump beyond OVERLAP or a row written by hand.
 FULL_SYNC_EVERY = 10
-UNSUPPORTED_VERSION = 'UnsupportedVersion'
 
 
 class HostInstances(object):
@@ -65,9 +63,8 @@ class HostInstances(object):
         self._rows = {}
         self._since = None
         self._incremental = 0
-        self._supported = True
-        #: fetches so far, by kind ('full', 'incremental', 'list').
-        self.fetches = {'full': 0, 'incremental': 0, 'list': 0}
+        #: fetches so far, by kind ('full', 'incremental').
+        self.fetches = {'full': 0, 'incremental': 0}
 
     def fetch(self, ctxt):
         """The rows of the live instances on the host.
@@ -79,50 +76,26 @@ class HostInstances(object):
             starts from the same time again.
         """
         with self._lock:
-            if not self._supported:
-                return self._list(ctxt)
             full = (self._since is None or
                     self._incremental >= self.full_sync_every)
             reply = self._call(ctxt, None if full else self._since)
-            if reply is None:
-                return self._list(ctxt)
             if not full and not self._merge(reply):
                 LOG.debug('Instances of %s appeared without a recent '
                           'change; fetching them all', self.host)
                 full = True
                 reply = self._call(ctxt, None)
-                if reply is None:
-                    return self._list(ctxt)
             if full:
                 self._replace(reply)
             self._advance(reply['as_of'], full)
             return list(self._rows.values())
 
-    def _list(self, ctxt):
-        """The whole list through the 1.0 call, nothing kept."""
-        self.fetches['list'] += 1
-        return self.conductor.instances_get_by_host(ctxt, self.host)
-
     def _call(self, ctxt, since):
-        """The conductor's sync reply, or None when it cannot give one.
+        """The conductor's sync reply (everything when ``since`` is None).
         """
         self.fetches['full' if since is None else 'incremental'] += 1
-        try:
-            return self.conductor.instances_get_by_host(
-                ctxt, self.host,
-                changed_since=since or conductor_rpcapi.SINCE_EVER)
-        except Exception as exc:
-            if not utils.exception_named(exc, UNSUPPORTED_VERSION):
-                raise
-        # NOTE: a conductor older than the agent, whose version was not
-        # capped with [upgrade_levels] conductor: whole lists from now on
-        # (the conductors are upgraded before the computes; the agent
-        # syncs again once restarted).
-        LOG.warning('The conductor cannot sync instance lists (conductor '
-                    'RPC API 1.1); host %s fetches whole lists; set '
-                    '[upgrade_levels] conductor during upgrades', self.host)
-        self._supported = False
-        return None
+        return self.conductor.instances_get_by_host(
+            ctxt, self.host,
+            changed_since=since or conductor_rpcapi.SINCE_EVER)
 
     def _merge(self, reply):
         """Apply an incremental reply; False when rows are missing."""
@@ -142,10 +115,5 @@ class HostInstances(object):
     def _advance(self, as_of, full):
         """Where the next fetch starts."""
         self._incremental = 0 if full else self._incremental + 1
-        if as_of is None:
-            # NOTE: a conductor capped below 1.1 gave a whole list and no
-            # time to go on from.
-            self._since = None
-            return
         since = timeutils.normalize_time(timeutils.parse_isotime(as_of))
         self._since = (since - self.overlap).isoformat()

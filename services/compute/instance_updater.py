@@ -10,8 +10,8 @@ learns that its server was deleted meanwhile. One conductor call per
 update is two messages, a conductor thread and a transaction each; an
 agent running many builds at once (many nodes, or one node taking a
 burst) instead collects the updates of ``[compute] record_save_delay``
-seconds and sends them in one ``instance_updates`` call (conductor RPC
-1.7). Every build still waits for, and gets, its own answer.
+seconds and sends them in one ``instance_updates`` call. Every build
+still waits for, and gets, its own answer.
 """
 
 import concurrent.futures
@@ -49,8 +49,7 @@ class InstanceUpdater(object):
 
     :param conductor: a ConductorAPI.
     :param delay: seconds to collect updates before a call; 0 sends each
-        update at once in the caller's thread, as does a conductor
-        capped below RPC 1.7.
+        update at once in the caller's thread.
     """
 
     def __init__(self, conductor, delay):
@@ -75,7 +74,7 @@ class InstanceUpdater(object):
         :raises: what the conductor call raised (a timeout, say).
         """
         pending = None
-        if self.delay > 0 and self.conductor.can_update_instances():
+        if self.delay > 0:
             pending = _Pending({'instance_uuid': instance_uuid,
                                 'values': values,
                                 'expected_task_state': expected_task_state,

@@ -30,7 +30,7 @@ class ComputeManager(manager.Manager):
     :param agent: the process's ComputeAgent.
     """
 
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='1.0')
 
     def __init__(self, agent):
         super().__init__(host=agent.hosts[0], service_name='compute')
@@ -50,34 +50,25 @@ class ComputeManager(manager.Manager):
         return host
 
     def build_and_run_instance(self, ctxt, instance, request_spec, selection,
-                               alternates, node=None, host=None):
+                               alternates, host, node=None):
         """Claim, spawn and activate an instance; reschedule on failure.
 
         :param instance: the Instance primitive.
         :param request_spec: the RequestSpec primitive.
         :param selection: the claimed Selection primitive.
         :param alternates: Selection primitives to reschedule to.
+        :param host: the host to build on.
         :param node: the node (default the selection's).
-        :param host: the host to build on (1.1); a 1.0 caller leaves it
-            out and the selection names it.
         """
-        host = self._served(host or selection.get('service_host')
-                            or instance.get('host'))
+        host = self._served(host)
         build.BuildTask(self.agent, ctxt, host, instance, request_spec,
                         selection, alternates, node).run()
 
-    def terminate_instance(self, ctxt, instance_uuid, host=None):
+    def terminate_instance(self, ctxt, instance_uuid, host):
         """Delete an instance of one of this agent's hosts.
 
         :param instance_uuid: the instance to delete.
-        :param host: its host (1.1); a 1.0 caller leaves it out and the
-            agent looks for the guest.
+        :param host: its host.
         """
-        if host is None:
-            host = self.agent.host_of_guest(instance_uuid)
-            if host is None:
-                LOG.info('Instance %s has no guest on this agent; deleting '
-                         'its records only', instance_uuid)
-                host = self.host
         delete.terminate(self.agent, ctxt, self._served(host),
                          instance_uuid)

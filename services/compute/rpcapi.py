@@ -20,26 +20,30 @@ class ComputeAPI(object):
     """What the conductor and the API call on compute agents.
 
     Every method is a cast to one host: ``server=host``, so only the agent
-    serving that host (a simulated one included) receives it.
+    serving that host (a simulated one included) receives it. Each also
+    carries ``host``: one agent serves many hosts on one listener, and
+    the message says which one it is for.
+
+    NOTE: Berth has not been released yet. Until its first release every
+    RPC API stays at 1.0 and changes in place: client and server are
+    changed together, no method downgrades for an older peer, and
+    ``[upgrade_levels] compute`` has nothing to cap. From the first
+    release on, changes are additive minor bumps that older computes are
+    capped below (doc/architecture.md, "RPC versions").
 
     API version history:
 
     * 1.0 - Initial version: build_and_run_instance, terminate_instance.
-    * 1.1 - Both carry ``host``: one agent serves many hosts on one
-      listener, and the message says which one it is for.
     """
 
     def __init__(self):
-        target = messaging.Target(topic=RPC_TOPIC, version='1.1')
+        target = messaging.Target(topic=RPC_TOPIC, version='1.0')
         cap = rpc.version_cap('compute', VERSION_ALIASES)
         self.client = rpc.get_client(target, version_cap=cap)
 
     def _prepare(self, host):
-        """The context for ``host``, and the keywords naming it (1.1)."""
-        if self.client.can_send_version('1.1'):
-            return self.client.prepare(server=host, version='1.1'), {
-                'host': host}
-        return self.client.prepare(server=host, version='1.0'), {}
+        """The call context for ``host``."""
+        return self.client.prepare(server=host, version='1.0')
 
     def build_and_run_instance(self, ctxt, host, instance, request_spec,
                                selection, alternates, node=None):
@@ -53,13 +57,12 @@ class ComputeAPI(object):
         :param alternates: Selections (or primitives) to reschedule to.
         :param node: the node; default the selection's.
         """
-        cctxt, extra = self._prepare(host)
-        cctxt.cast(ctxt, 'build_and_run_instance',
-                   instance=_primitive(instance),
-                   request_spec=_primitive(request_spec),
-                   selection=_primitive(selection),
-                   alternates=[_primitive(a) for a in alternates or []],
-                   node=node, **extra)
+        self._prepare(host).cast(
+            ctxt, 'build_and_run_instance', instance=_primitive(instance),
+            request_spec=_primitive(request_spec),
+            selection=_primitive(selection),
+            alternates=[_primitive(a) for a in alternates or []],
+            host=host, node=node)
 
     def terminate_instance(self, ctxt, host, instance_uuid):
         """Delete an instance running on ``host`` (cast).
@@ -67,6 +70,5 @@ class ComputeAPI(object):
         The agent destroys the guest, releases its claim, deletes its
         placement allocation and has the conductor soft-delete the row.
         """
-        cctxt, extra = self._prepare(host)
-        cctxt.cast(ctxt, 'terminate_instance', instance_uuid=instance_uuid,
-                   **extra)
+        self._prepare(host).cast(ctxt, 'terminate_instance',
+                                 instance_uuid=instance_uuid, host=host)

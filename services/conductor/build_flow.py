@@ -3,13 +3,13 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """``schedule_and_build_instances``: from build requests to compute casts.
 
-    build requests (the API's cast, or the api db)
+    build requests (as the API's cast carries them)
       -> server group -> scheduler.select_destinations
       -> NoValidHost: every instance buried in cell0 in ERROR
       -> per instance: build request still there?
            no  -> the user deleted it: remove its allocation, done
            yes -> instance row in the chosen host's cell (host, node, AZ;
-                  cell and zone as the scheduler names them)
+                  cell and zone as the scheduler's selection names them)
                   + 'create' action -> mapping to that cell and build
                   request deleted (one api transaction; if the request
                   vanished meanwhile, undo) -> cast build_and_run_instance
@@ -35,7 +35,6 @@ from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
 from services.conductor import allocations
 from services.conductor import cell0
-from services.conductor import host_zones
 
 LOG = logging.getLogger(__name__)
 CONF = common.conf.CONF
@@ -60,23 +59,17 @@ def _schedule(conductor, ctxt, spec, uuids):
 
 
 def schedule_and_build_instances(conductor, ctxt, spec, instance_uuids,
-                                 instances=None):
+                                 instances):
     """Schedule the servers of one boot request and start their builds.
 
     :param spec: the RequestSpec of the whole request.
     :param instance_uuids: its servers, in launch order.
     :param instances: the Instances their build requests hold, as the API
-        sent them (conductor RPC 1.8); read from the api database when
-        None. A server deleted since is then found when its build request
+        sent them. A server deleted since is found when its build request
         is finished, as one deleted while the scheduler works is.
     :returns: {uuid: host} of the builds cast (tests and logs).
     """
-    cell_access = conductor.cells
-    if instances is not None:
-        requests = {instance.uuid: instance for instance in instances}
-    else:
-        requests = boot_records.get_build_requests(
-            ctxt, instance_uuids, database=cell_access.api)
+    requests = {instance.uuid: instance for instance in instances}
     uuids = []
     for uuid in instance_uuids:
         if uuid in requests:
@@ -101,39 +94,15 @@ def schedule_and_build_instances(conductor, ctxt, spec, instance_uuids,
         # may stay allocated for servers that will never build.
         _bury(conductor, ctxt, instances, exc, free_allocations=True)
         return {}
-    still, host_cells, zones = _after_scheduling(conductor, ctxt, uuids,
-                                                 selections)
     cast = {}
     for instance, host_list in zip(instances, selections):
         try:
-            if _build_one(conductor, ctxt, spec, instance, host_list,
-                          host_cells, zones,
-                          still is None or instance.uuid in still):
+            if _build_one(conductor, ctxt, spec, instance, host_list):
                 cast[instance.uuid] = host_list[0].service_host
         except Exception as exc:
             LOG.exception('Failed to start the build of %s', instance.uuid)
             _fail_build(conductor, ctxt, instance, exc)
     return cast
-
-
-def _after_scheduling(conductor, ctxt, uuids, selections):
-    """(build requests still there or None, host -> cell, host -> zone)
-    of the chosen hosts.
-
-    NOTE: a scheduler of RPC 1.1 names each host's cell and zone, as its
-    host states have them (zones follow the API's aggregate casts); then
-    nothing is read here, and a server deleted while the scheduler
-    worked is found when its build request is finished (None: not
-    checked yet). An older scheduler's choices take one read of the api
-    database for all three.
-    """
-    chosen = [per[0] for per in selections]
-    if all(s.cell_uuid and s.availability_zone for s in chosen):
-        return None, {}, {s.service_host: s.availability_zone
-                          for s in chosen}
-    return boot_records.after_scheduling(
-        ctxt, uuids, [s.service_host for s in chosen], host_zones.zones_in,
-        database=conductor.cells.api)
 
 
 def _bury(conductor, ctxt, instances, exc, free_allocations=False):
@@ -148,22 +117,17 @@ def _bury(conductor, ctxt, instances, exc, free_allocations=False):
                   [i.uuid for i in instances])
 
 
-def _cell_of(host_cells, selection):
-    """The cell of the chosen host: its host mapping, else the cell the
-    scheduler found it in.
+def _instance_for(instance, selection, cell_uuid):
+    """``instance`` placed where ``selection`` says.
 
-    NOTE: upstream fails a host without a mapping ("setup is
-    incomplete"). The scheduler only finds hosts in the cells' databases,
-    so its cell is known; periodic discovery maps the host soon after.
+    NOTE: the zone is the chosen host's as the scheduler's host state
+    had it (zones follow the API's aggregate casts), so the api database
+    is not read again after scheduling.
     """
-    return host_cells.get(selection.service_host) or selection.cell_uuid
-
-
-def _instance_for(instance, selection, cell_uuid, zones):
     instance.host = selection.service_host
     instance.node = selection.nodename
-    instance.availability_zone = zones.get(
-        selection.service_host, CONF.default_availability_zone)
+    instance.availability_zone = (selection.availability_zone or
+                                  CONF.default_availability_zone)
     instance.vm_state = instance_obj.BUILDING
     instance.task_state = instance_obj.SCHEDULING
     instance.cell_uuid = cell_uuid
@@ -197,19 +161,18 @@ def instance_spec(spec, uuid, selection):
             hosts=[[selection.service_host, selection.nodename]]))
 
 
-def _build_one(conductor, ctxt, spec, instance, host_list, host_cells,
-               zones, requested):
-    """Create, map and cast one instance; False when it was skipped."""
+def _build_one(conductor, ctxt, spec, instance, host_list):
+    """Create, map and cast one instance; False when it was skipped.
+
+    NOTE: the cell is the one the scheduler found the host in (it only
+    finds hosts in the cells' databases); upstream reads the host mapping
+    instead and fails a host without one, but periodic discovery maps a
+    new host soon after the scheduler can see it.
+    """
     cell_access = conductor.cells
     uuid = instance.uuid
     selection = host_list[0]
-    if not requested:
-        LOG.info('While scheduling instance %s, the build request was '
-                 'already deleted.', uuid)
-        _forget_unbuilt(conductor, ctxt, uuid)
-        allocations.delete_allocations(conductor.placement, ctxt, uuid)
-        return False
-    cell_uuid = _cell_of(host_cells, selection)
+    cell_uuid = selection.cell_uuid
     if cell_uuid is None:
         LOG.error('No host-to-cell mapping found for selected host %s. '
                   'Setup is incomplete.', selection.service_host)
@@ -220,7 +183,7 @@ def _build_one(conductor, ctxt, spec, instance, host_list, host_cells,
     cell = cell_access.cell(ctxt, cell_uuid)
     database = cell_access.database(cell)
     created = _create(ctxt, database,
-                      _instance_for(instance, selection, cell_uuid, zones))
+                      _instance_for(instance, selection, cell_uuid))
     if not boot_records.finish_build_request(ctxt, uuid, cell_uuid,
                                              database=cell_access.api):
         LOG.info('Instance %s was deleted while it was being built; '

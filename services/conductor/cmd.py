@@ -35,12 +35,13 @@ class ConductorService(service.Service):
     """A conductor worker: the build flow and the records, two servers."""
 
     def _rpc_server(self, endpoints):
-        # NOTE: the main server keeps every endpoint, for callers older
-        # than conductor RPC 1.2 that send record calls there too.
+        # NOTE: the record proxy is served on its own topic only (see
+        # rpcapi's module docstring for why it has a topic of its own).
         records = messaging.Target(topic=rpcapi.RECORDS_TOPIC,
                                    server=self.host)
         return rpc.ServerGroup([
-            super()._rpc_server(endpoints),
+            super()._rpc_server([e for e in endpoints
+                                 if e is not self.manager.records]),
             rpc.get_server(records, [self.manager.records,
                                      baserpc.BaseRPCAPI('conductor')])])
 

@@ -32,7 +32,7 @@ LOG = logging.getLogger(__name__)
 
 # NOTE: keep in step with ConductorManager.target (one RPC API) and the
 # version history of ConductorAPI.
-RPC_API_VERSION = '1.8'
+RPC_API_VERSION = '1.0'
 
 
 class RecordProxy(object):
@@ -90,13 +90,13 @@ class RecordProxy(object):
     def compute_node_save(self, ctxt, host, nodename, values, brief=False):
         """Create or update a compute node; the saved record dict.
 
-        :param brief: (1.4) only the node's id and uuid.
+        :param brief: only the node's id and uuid.
         """
         return compute_records.save_compute_node(
             ctxt, self.cells.local(), host, nodename, values, brief=brief)
 
     def compute_nodes_save(self, ctxt, nodes):
-        """(1.6) Save several nodes' records at once; [{'id', 'uuid'}]."""
+        """Save several nodes' records at once; [{'id', 'uuid'}]."""
         return compute_records.save_compute_nodes(ctxt, self.cells.local(),
                                                   nodes)
 
@@ -115,8 +115,8 @@ class RecordProxy(object):
     def instances_get_by_host(self, ctxt, host, changed_since=None):
         """The live instances on ``host`` (this cell).
 
-        :param changed_since: (1.1) None for the 1.0 answer, a list of
-            Instance primitives. An ISO time for a compute agent's sync
+        :param changed_since: None for a list of Instance primitives.
+            An ISO time for a compute agent's sync
             (see ConductorAPI): the instances changed since then, with
             the fields its tracker reads, and every live uuid.
         """
@@ -149,9 +149,9 @@ class RecordProxy(object):
                         brief=False):
         """Update a live instance; its new primitive.
 
-        :param action_event: (1.3) an action event recorded in the same
+        :param action_event: an action event recorded in the same
             transaction (see ConductorAPI.instance_update).
-        :param brief: (1.5) answer None: the caller does not need the
+        :param brief: answer None: the caller does not need the
             updated instance, which is then not read back.
         :raises common.exception.InstanceNotFound: there is none.
         :raises common.exception.UnexpectedTaskStateError: guard failed.
@@ -167,7 +167,7 @@ class RecordProxy(object):
         return instance.to_primitive()
 
     def instance_updates(self, ctxt, updates):
-        """(1.7) Several brief instance updates, one transaction per cell.
+        """Several brief instance updates, one transaction per cell.
 
         :param updates: [{'instance_uuid', 'values', 'expected_task_state'
             (optional), 'action_event' (optional)}].

@@ -16,8 +16,7 @@ every conductor worker. A build flow holds its thread while the
 scheduler decides; under a burst of boots every thread of a shared pool
 waited on the scheduler, and the computes' record calls and heartbeats
 queued behind them until they timed out (builds failed, hosts looked
-down). Against a conductor older than 1.2 every call still goes to
-``conductor``.
+down).
 
 Arguments may be domain objects or their primitives; what crosses the wire
 is always the primitive. Answers are primitives (dicts), as the contract
@@ -26,7 +25,6 @@ between the services says; callers rebuild objects with
 """
 
 import oslo_messaging as messaging
-from oslo_utils import versionutils
 
 from common import exception
 from common import rpc
@@ -75,32 +73,25 @@ def _primitive(value):
 class ConductorAPI(object):
     """What the API and the compute agents call on the conductors.
 
+    NOTE: Berth has not been released yet. Until its first release every
+    RPC API stays at 1.0 and changes in place: client and server are
+    changed together, no method downgrades for an older peer, and
+    ``[upgrade_levels] conductor`` has nothing to cap. From the first
+    release on, changes are additive minor bumps that older conductors are
+    capped below (doc/architecture.md, "RPC versions").
+
     API version history:
 
-    * 1.0 - Initial version: schedule_and_build_instances,
-      build_instances, service_join, service_report, service_report_many,
-      service_get, compute_node_save, compute_nodes_get_by_host,
-      compute_node_delete, instances_get_by_host, instance_get,
-      instance_update, instance_destroy, instance_fault_create,
-      action_event_start, action_event_finish.
-    * 1.1 - instances_get_by_host: optional changed_since, for the compute
-      agents' incremental sync of their hosts' instances.
-    * 1.2 - The record proxy also listens on topic ``conductor_records``,
-      where clients send every record call (same methods and versions).
-    * 1.3 - instance_update: optional action_event, recorded in the same
-      transaction (a build's start and finish cost no call of their own).
-    * 1.4 - compute_node_save: optional brief, answering only the node's
-      id and uuid instead of the whole saved record.
-    * 1.5 - instance_update: optional brief, answering None instead of
-      the updated instance.
-    * 1.6 - compute_nodes_save: several nodes' records in one call and
-      one transaction (the agents' saves after claims, batched).
-    * 1.7 - instance_updates: several guarded instance updates (brief,
-      with their action events) in one call and one transaction per
-      cell, each answered on its own.
-    * 1.8 - schedule_and_build_instances: optional build_requests, the
-      Instance primitives the build requests hold, so that the conductor
-      need not read them back.
+    * 1.0 - Initial version: schedule_and_build_instances (with the
+      build requests' instances), build_instances, service_join,
+      service_report, service_report_many, service_get,
+      compute_node_save (optionally brief), compute_nodes_save,
+      compute_nodes_get_by_host, compute_node_delete,
+      instances_get_by_host (optionally changed_since),
+      instance_get, instance_update (optionally with an action event,
+      optionally brief), instance_updates, instance_destroy,
+      instance_fault_create, action_event_start, action_event_finish.
+      Record calls go to topic ``conductor_records``.
     """
 
     def __init__(self):
@@ -111,30 +102,22 @@ class ConductorAPI(object):
     # --- build flow (casts) --------------------------------------------------
 
     def schedule_and_build_instances(self, ctxt, request_spec,
-                                     instance_uuids, build_requests=None):
+                                     instance_uuids, build_requests):
         """Schedule and build servers the API recorded as build requests.
 
         :param request_spec: the RequestSpec (or its primitive) of the
             whole request; ``num_instances`` is ``len(instance_uuids)``.
         :param instance_uuids: the servers, each with its build request,
             request spec and cell-less instance mapping already written.
-        :param build_requests: (1.8) the Instances (or primitives) those
-            build requests hold, in the same order; a conductor capped
-            below 1.8 reads them from the api database instead.
+        :param build_requests: the Instances (or primitives) those build
+            requests hold, in the same order, so that the conductor need
+            not read them back.
         """
-        if build_requests is not None and self.client.can_send_version(
-                '1.8'):
-            cctxt = self.client.prepare(version='1.8')
-            cctxt.cast(ctxt, 'schedule_and_build_instances',
-                       request_spec=_primitive(request_spec),
-                       instance_uuids=list(instance_uuids),
-                       build_requests=[_primitive(i)
-                                       for i in build_requests])
-            return
         cctxt = self.client.prepare(version='1.0')
         cctxt.cast(ctxt, 'schedule_and_build_instances',
                    request_spec=_primitive(request_spec),
-                   instance_uuids=list(instance_uuids))
+                   instance_uuids=list(instance_uuids),
+                   build_requests=[_primitive(i) for i in build_requests])
 
     def build_instances(self, ctxt, instance, request_spec, alternates,
                         failed_host, failed_node, reason):
@@ -157,19 +140,9 @@ class ConductorAPI(object):
                    failed_host=failed_host, failed_node=failed_node,
                    reason=reason)
 
-    def _records(self, version):
-        """A call context for a record method added in ``version``.
-
-        NOTE: on the records topic every call is at least 1.2, the first
-        version served there; an older conductor gets the method's own
-        version on the build topic.
-        """
-        if self.client.can_send_version('1.2'):
-            return self.client.prepare(
-                topic=RECORDS_TOPIC,
-                version=max(version, '1.2',
-                            key=versionutils.convert_version_to_tuple))
-        return self.client.prepare(version=version)
+    def _records(self):
+        """A call context for a record method, on the records topic."""
+        return self.client.prepare(topic=RECORDS_TOPIC, version='1.0')
 
     # --- service records (calls) ---------------------------------------------
 
@@ -178,9 +151,8 @@ class ConductorAPI(object):
 
         :returns: a ServiceRecord primitive.
         """
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'service_join', host=host, binary=binary,
-                          topic=topic)
+        return self._records().call(ctxt, 'service_join', host=host,
+                                    binary=binary, topic=topic)
 
     def service_report(self, ctxt, host, binary):
         """One heartbeat of (host, binary).
@@ -189,8 +161,8 @@ class ConductorAPI(object):
         :raises common.exception.ServiceNotFound: no such record (join
             again).
         """
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'service_report', host=host, binary=binary)
+        return self._records().call(ctxt, 'service_report', host=host,
+                                    binary=binary)
 
     def service_report_many(self, ctxt, hosts, binary):
         """One heartbeat for each of many hosts of one binary, in one call.
@@ -198,14 +170,13 @@ class ConductorAPI(object):
         :returns: None. Hosts without a record are logged by the conductor
             and left out.
         """
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'service_report_many', hosts=list(hosts),
-                          binary=binary)
+        return self._records().call(ctxt, 'service_report_many',
+                                    hosts=list(hosts), binary=binary)
 
     def service_get(self, ctxt, host, binary):
         """The ServiceRecord primitive of (host, binary), or None."""
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'service_get', host=host, binary=binary)
+        return self._records().call(ctxt, 'service_get', host=host,
+                                    binary=binary)
 
     # --- compute node records (calls) ----------------------------------------
 
@@ -214,80 +185,59 @@ class ConductorAPI(object):
 
         :param values: compute_nodes column -> value; JSON columns as
             Python structures; ``uuid`` is used for a new node only.
-        :param brief: (1.4) the caller only needs the node's ``id`` and
-            ``uuid``: the conductor does not read the saved row back. A
-            conductor capped below 1.4 answers the whole record, which has
-            both.
+        :param brief: the caller only needs the node's ``id`` and
+            ``uuid``: the conductor does not read the saved row back.
         :returns: the saved record dict (every column; datetimes as ISO
-            strings; JSON columns decoded).
+            strings; JSON columns decoded), or ``{'id', 'uuid'}`` when
+            ``brief``.
         """
-        if brief and self.client.can_send_version('1.4'):
-            cctxt = self._records(version='1.4')
-            return cctxt.call(ctxt, 'compute_node_save', host=host,
-                              nodename=nodename, values=values, brief=True)
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'compute_node_save', host=host,
-                          nodename=nodename, values=values)
+        return self._records().call(ctxt, 'compute_node_save', host=host,
+                                    nodename=nodename, values=values,
+                                    brief=brief)
 
     def compute_nodes_save(self, ctxt, nodes):
-        """Create or update several compute nodes, as compute_node_save
-        with ``brief``.
+        """Create or update several compute nodes in one call and one
+        transaction, as compute_node_save with ``brief``.
 
         :param nodes: [{'host', 'nodename', 'values'}].
-        :returns: [{'id', 'uuid'}] in the order of ``nodes``. A conductor
-            capped below 1.6 gets one compute_node_save per node.
+        :returns: [{'id', 'uuid'}] in the order of ``nodes``.
         """
-        if self.client.can_send_version('1.6'):
-            cctxt = self._records(version='1.6')
-            return cctxt.call(ctxt, 'compute_nodes_save', nodes=nodes)
-        return [self.compute_node_save(ctxt, n['host'], n['nodename'],
-                                       n['values'], brief=True)
-                for n in nodes]
+        return self._records().call(ctxt, 'compute_nodes_save', nodes=nodes)
 
     def compute_nodes_get_by_host(self, ctxt, host):
         """The live compute node record dicts of ``host``."""
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'compute_nodes_get_by_host', host=host)
+        return self._records().call(ctxt, 'compute_nodes_get_by_host',
+                                    host=host)
 
     def compute_node_delete(self, ctxt, host, nodename):
         """Soft-delete the compute node (host, nodename)."""
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'compute_node_delete', host=host,
-                          nodename=nodename)
+        return self._records().call(ctxt, 'compute_node_delete', host=host,
+                                    nodename=nodename)
 
     # --- instance records (calls) --------------------------------------------
 
     def instances_get_by_host(self, ctxt, host, changed_since=None):
         """The live instances on ``host``.
 
-        :param changed_since: None for a list of Instance primitives (the
-            1.0 call). An ISO 8601 time (UTC; :data:`SINCE_EVER` for all)
-            for what a compute agent needs to keep its copy of the list: a
-            dict with ``instances``, the live rows changed since then
-            (only ``common.db.host_instances.TRACKED_FIELDS`` and
-            ``deleted``), ``uuids``, every live instance on the host, and
-            ``as_of``, the conductor's time before it read them (where the
-            next sync starts). A conductor capped below 1.1 is asked for
-            the full list, returned in that dict with ``as_of`` None.
+        :param changed_since: None for a list of Instance primitives. An
+            ISO 8601 time (UTC; :data:`SINCE_EVER` for all) for what a
+            compute agent needs to keep its copy of the list: a dict with
+            ``instances``, the live rows changed since then (only
+            ``common.db.host_instances.TRACKED_FIELDS`` and ``deleted``),
+            ``uuids``, every live instance on the host, and ``as_of``, the
+            conductor's time before it read them (where the next sync
+            starts).
         """
-        if changed_since is None:
-            cctxt = self._records(version='1.0')
-            return cctxt.call(ctxt, 'instances_get_by_host', host=host)
-        if not self.client.can_send_version('1.1'):
-            instances = self.instances_get_by_host(ctxt, host)
-            return {'instances': instances,
-                    'uuids': [i['uuid'] for i in instances], 'as_of': None}
-        cctxt = self._records(version='1.1')
-        return cctxt.call(ctxt, 'instances_get_by_host', host=host,
-                          changed_since=changed_since)
+        return self._records().call(ctxt, 'instances_get_by_host',
+                                    host=host, changed_since=changed_since)
 
     def instance_get(self, ctxt, instance_uuid):
         """The Instance primitive of a live instance.
 
         :raises common.exception.InstanceNotFound: there is none.
         """
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'instance_get', instance_uuid=instance_uuid)
+        return self._records().call(ctxt, 'instance_get',
+                                    instance_uuid=instance_uuid)
 
     def instance_update(self, ctxt, instance_uuid, values,
                         expected_task_state=None, action_event=None,
@@ -296,47 +246,25 @@ class ConductorAPI(object):
 
         :param expected_task_state: a task state or a list of them (None
             allowed in it); the update happens only in one of those.
-        :param action_event: (1.3) an event of the instance's latest
-            action, recorded with the update in one transaction:
+        :param action_event: an event of the instance's latest action,
+            recorded with the update in one transaction:
             ``{'phase': 'start', 'event': name, 'host': host}`` or
             ``{'phase': 'finish', 'event': name, 'host': host, 'result':
-            'Success' | 'Error', 'traceback': text}``. A conductor capped
-            below 1.3 gets separate calls: a start before the update, a
-            finish after it.
-        :param brief: (1.5) the caller does not use the answer: the
-            conductor does not read the instance back and answers None. A
-            conductor capped below 1.5 answers the instance as before.
-        :returns: the updated Instance primitive.
+            'Success' | 'Error', 'traceback': text}``.
+        :param brief: the caller does not use the answer: the conductor
+            does not read the instance back and answers None.
+        :returns: the updated Instance primitive (None when ``brief``).
         :raises common.exception.InstanceNotFound: no live instance.
         :raises common.exception.UnexpectedTaskStateError: the guard
             failed (e.g. the user deleted the server meanwhile).
         """
-        if brief and self.client.can_send_version('1.5'):
-            cctxt = self._records(version='1.5')
-            return cctxt.call(ctxt, 'instance_update',
-                              instance_uuid=instance_uuid, values=values,
-                              expected_task_state=expected_task_state,
-                              action_event=action_event, brief=True)
-        if action_event is None:
-            cctxt = self._records(version='1.0')
-            return cctxt.call(ctxt, 'instance_update',
-                              instance_uuid=instance_uuid, values=values,
-                              expected_task_state=expected_task_state)
-        if not self.client.can_send_version('1.3'):
-            return self._update_then_event(ctxt, instance_uuid, values,
-                                           expected_task_state, action_event)
-        cctxt = self._records(version='1.3')
-        return cctxt.call(ctxt, 'instance_update',
-                          instance_uuid=instance_uuid, values=values,
-                          expected_task_state=expected_task_state,
-                          action_event=action_event)
-
-    def can_update_instances(self):
-        """True when the conductors take :meth:`instance_updates` (1.7)."""
-        return self.client.can_send_version('1.7')
+        return self._records().call(
+            ctxt, 'instance_update', instance_uuid=instance_uuid,
+            values=values, expected_task_state=expected_task_state,
+            action_event=action_event, brief=brief)
 
     def instance_updates(self, ctxt, updates):
-        """(1.7) Several brief instance_update calls in one.
+        """Several brief instance_update calls in one.
 
         :param updates: [{'instance_uuid', 'values', 'expected_task_state'
             (optional), 'action_event' (optional)}], each as the
@@ -344,52 +272,33 @@ class ConductorAPI(object):
         :returns: one entry per update, in order: None when it happened,
             else the exception instance_update would have raised
             (InstanceNotFound, UnexpectedTaskStateError, ValueError),
-            rebuilt here and not raised. Callers check
-            :meth:`can_update_instances` first.
+            rebuilt here and not raised.
         """
-        cctxt = self._records(version='1.7')
-        answers = cctxt.call(ctxt, 'instance_updates', updates=updates)
+        answers = self._records().call(ctxt, 'instance_updates',
+                                       updates=updates)
         return [None if answer is None else _update_error(answer)
                 for answer in answers]
-
-    def _update_then_event(self, ctxt, instance_uuid, values,
-                           expected_task_state, action_event):
-        """instance_update with an action event, for a 1.0-1.2 conductor."""
-        event, host = action_event['event'], action_event.get('host')
-        if action_event['phase'] == 'start':
-            self.action_event_start(ctxt, instance_uuid, event, host)
-        updated = self.instance_update(ctxt, instance_uuid, values,
-                                       expected_task_state)
-        if action_event['phase'] == 'finish':
-            self.action_event_finish(
-                ctxt, instance_uuid, event, host,
-                action_event.get('result', 'Success'),
-                traceback=action_event.get('traceback'))
-        return updated
 
     def instance_destroy(self, ctxt, instance_uuid):
         """Soft-delete an instance (its mapping is kept, queued for delete).
 
         :raises common.exception.InstanceNotFound: no live instance.
         """
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'instance_destroy',
-                          instance_uuid=instance_uuid)
+        return self._records().call(ctxt, 'instance_destroy',
+                                    instance_uuid=instance_uuid)
 
     def instance_fault_create(self, ctxt, instance_uuid, code, message,
                               details=None, host=None):
         """Record a fault of an instance."""
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'instance_fault_create',
-                          instance_uuid=instance_uuid, code=code,
-                          message=message, details=details, host=host)
+        return self._records().call(
+            ctxt, 'instance_fault_create', instance_uuid=instance_uuid,
+            code=code, message=message, details=details, host=host)
 
     def action_event_start(self, ctxt, instance_uuid, event, host):
         """Start an event under the instance's latest action."""
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'action_event_start',
-                          instance_uuid=instance_uuid, event=event,
-                          host=host)
+        return self._records().call(ctxt, 'action_event_start',
+                                    instance_uuid=instance_uuid,
+                                    event=event, host=host)
 
     def action_event_finish(self, ctxt, instance_uuid, event, host, result,
                             traceback=None):
@@ -397,7 +306,6 @@ class ConductorAPI(object):
 
         :param result: ``Success`` or ``Error``.
         """
-        cctxt = self._records(version='1.0')
-        return cctxt.call(ctxt, 'action_event_finish',
-                          instance_uuid=instance_uuid, event=event,
-                          host=host, result=result, traceback=traceback)
+        return self._records().call(
+            ctxt, 'action_event_finish', instance_uuid=instance_uuid,
+            event=event, host=host, result=result, traceback=traceback)

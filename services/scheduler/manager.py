@@ -29,7 +29,7 @@ LOG = logging.getLogger(__name__)
 class SchedulerManager(manager.Manager):
     """Answers select_destinations, explain and cache updates."""
 
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='1.0')
 
     def __init__(self, host=None, source=None, placement=None):
         """

@@ -17,13 +17,18 @@ VERSION_ALIASES = {}
 class SchedulerAPI(object):
     """What other services call on the schedulers.
 
+    NOTE: Berth has not been released yet. Until its first release every
+    RPC API stays at 1.0 and changes in place: client and server are
+    changed together, no method downgrades for an older peer, and
+    ``[upgrade_levels] scheduler`` has nothing to cap. From the first
+    release on, changes are additive minor bumps that older schedulers are
+    capped below (doc/architecture.md, "RPC versions").
+
     API version history:
 
-    * 1.0 - Initial version: select_destinations, explain,
+    * 1.0 - Initial version: select_destinations (each Selection with its
+      host's cell_uuid and availability_zone), explain,
       update_aggregates, update_instance_info, delete_instance_info.
-    * 1.1 - select_destinations: each Selection also carries its host's
-      availability_zone, so that the conductor need not look it up.
-      Same arguments; an older scheduler answers without it.
     """
 
     def __init__(self, select_timeout=None):
@@ -44,7 +49,7 @@ class SchedulerAPI(object):
         :param instance_uuids: one uuid per instance; each is the placement
             consumer of its claim.
         :returns: per instance, a list of Selection (chosen first, then the
-            alternates); from a 1.0 scheduler without availability_zone.
+            alternates), each naming its host's cell and zone.
         :raises common.exception.NoValidHost: with the
             scheduler's explanation in ``explanation``.
         """
@@ -53,8 +58,7 @@ class SchedulerAPI(object):
         options = rpc.long_call_options()
         if self.select_timeout:
             options['timeout'] = self.select_timeout
-        version = '1.1' if self.client.can_send_version('1.1') else '1.0'
-        cctxt = self.client.prepare(version=version, **options)
+        cctxt = self.client.prepare(version='1.0', **options)
         result = cctxt.call(ctxt, 'select_destinations',
                             request_spec=spec.to_primitive(),
                             instance_uuids=list(instance_uuids),

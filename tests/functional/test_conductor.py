@@ -62,15 +62,15 @@ WAIT = 60
 class ComputeEndpoint(object):
     """A compute host that records the builds cast to it."""
 
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='1.0')
 
     def __init__(self, host, builds):
         self.host = host
         self.builds = builds
 
     def build_and_run_instance(self, ctxt, instance, request_spec,
-                               selection, alternates, node=None, host=None):
-        assert host in (None, self.host), host
+                               selection, alternates, host, node=None):
+        assert host == self.host, host
         self.builds.append({'host': self.host, 'node': node,
                             'instance': instance,
                             'request_spec': request_spec,
@@ -246,7 +246,9 @@ class Deployment(object):
                 scheduler_hints=dict(hints or {}))))
         boot_records.create_build_requests(ctxt, items, database=self.api)
         uuids = [instance.uuid for instance, _spec in items]
-        self.client.schedule_and_build_instances(ctxt, items[0][1], uuids)
+        self.client.schedule_and_build_instances(
+            ctxt, items[0][1], uuids,
+            build_requests=[instance for instance, _spec in items])
         return uuids
 
     def wait_for(self, predicate, what):

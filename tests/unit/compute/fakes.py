@@ -52,7 +52,7 @@ class FakeConductor(object):
     """
 
     # NOTE: the version it serves when tests put it behind RPC.
-    target = messaging.Target(version='1.5')
+    target = messaging.Target(version='1.0')
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -207,9 +207,6 @@ class FakeConductor(object):
                                     action_event['phase'],
                                     action_event.get('result')))
             return None if brief else copy.deepcopy(inst)
-
-    def can_update_instances(self):
-        return getattr(self, 'batch_updates', True)
 
     def instance_updates(self, ctxt, updates):
         self._log('instance_updates')

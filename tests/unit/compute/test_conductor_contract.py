@@ -25,24 +25,6 @@ from tests.unit import waiting
 CTXT = context.get_admin_context()
 
 
-class OldConductor(fakes.FakeConductor):
-    """A conductor from before the instance sync (API 1.0)."""
-
-    target = messaging.Target(version='1.0')
-
-
-class Conductor12(fakes.FakeConductor):
-    """A conductor from before action events rode on updates (API 1.2)."""
-
-    target = messaging.Target(version='1.2')
-
-
-class Conductor13(fakes.FakeConductor):
-    """A conductor that answers node saves with whole records (API 1.3)."""
-
-    target = messaging.Target(version='1.3')
-
-
 @pytest.fixture(params=[fakes.FakeConductor])
 def wired(request, conf, placement):
     """(agent, in-memory conductor) with RPC between them."""
@@ -51,13 +33,6 @@ def wired(request, conf, placement):
     rpc.init(rpc.CONF)
     records = request.param()
     topics = [conductor_rpcapi.RPC_TOPIC, conductor_rpcapi.RECORDS_TOPIC]
-    version = records.target.version
-    if version != fakes.FakeConductor.target.version:
-        # NOTE: as an operator runs newer computes against an older
-        # conductor (before 1.2 without a records topic): capped.
-        conf.config(group='upgrade_levels', conductor=version)
-    if version == '1.0':
-        topics = topics[:1]
     server = rpc.ServerGroup([rpc.get_server(messaging.Target(
         topic=topic, server='conductor-1'), [records]) for topic in topics])
     server.start()
@@ -111,20 +86,18 @@ def test_build_failure_and_delete(wired, placement, conf):
     delete.terminate(agent, CTXT, 'cn', inst['uuid'])
 
 
-def test_instances_are_synced_through_the_1_1_call(wired):
+def test_instances_are_synced_incrementally(wired):
     agent, records = wired
     records.add_instance('cn', vcpus=3)
     agent.start()
     agent.update_all()
     assert records.nodes[('cn', 'cn')]['vcpus_used'] == 3
     assert agent.tracker('cn').instances.fetches == {
-        'full': 1, 'incremental': 1, 'list': 0}
+        'full': 1, 'incremental': 1}
 
 
-@pytest.mark.parametrize('wired', [fakes.FakeConductor, Conductor12],
-                         indirect=True)
 def test_build_records_its_action_event(wired, placement):
-    """1.3 carries the event on the updates; 1.2 gets calls of its own."""
+    """The events ride on the instance updates; no calls of their own."""
     agent, records = wired
     agent.start()
     agent.conductor, real = records, agent.conductor
@@ -137,37 +110,20 @@ def test_build_records_its_action_event(wired, placement):
     assert records.instances[inst['uuid']]['vm_state'] == 'active'
     assert [e[2:] for e in records.events] == [
         ('start', None), ('finish', 'Success')]
-    separate = {'action_event_start', 'action_event_finish'} & set(
+    assert not {'action_event_start', 'action_event_finish'} & set(
         records.calls)
-    old = records.target.version == '1.2'
-    assert separate == ({'action_event_start', 'action_event_finish'}
-                        if old else set())
     assert records.calls.count('instance_update') == 2
-    # 1.5: neither update is read back.
-    assert getattr(records, 'brief_updates', 0) == (0 if old else 2)
+    # Neither update is read back.
+    assert getattr(records, 'brief_updates', 0) == 2
 
 
-@pytest.mark.parametrize('wired', [OldConductor], indirect=True)
-def test_an_older_conductor_is_asked_for_whole_lists(wired):
-    """Capped at 1.0: records on the old topic, whole instance lists."""
-    agent, records = wired
-    records.add_instance('cn', vcpus=3)
-    agent.start()
-    agent.update_all()
-    assert records.nodes[('cn', 'cn')]['vcpus_used'] == 3
-    assert agent.tracker('cn').instances.fetches['incremental'] == 0
-
-
-@pytest.mark.parametrize('wired', [fakes.FakeConductor, Conductor13],
-                         indirect=True)
-def test_node_saves_ask_for_the_uuid_only_from_1_4(wired):
-    """1.4 answers a node save with id and uuid; 1.3 with the record."""
+def test_node_saves_ask_for_the_uuid_only(wired):
+    """A node save is answered with the node's id and uuid only."""
     agent, records = wired
     agent.start()
     agent.update_all()
     saves = records.calls.count('compute_node_save')
     assert saves >= 1
-    brief = records.target.version != '1.3'
-    assert records.brief_saves == (saves if brief else 0)
+    assert records.brief_saves == saves
     assert agent.tracker('cn').nodes['cn'].uuid == \
         records.nodes[('cn', 'cn')]['uuid']

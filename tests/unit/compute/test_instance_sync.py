@@ -59,7 +59,7 @@ def test_first_a_full_fetch_then_only_changes(conductor):
     since = timeutils.parse_isotime(conductor.asked[1]).replace(tzinfo=None)
     # NOTE: the overlap: the sync starts before the last reply's time.
     assert timeutils.utcnow() - since >= instance_sync.OVERLAP
-    assert sync.fetches == {'full': 1, 'incremental': 1, 'list': 0}
+    assert sync.fetches == {'full': 1, 'incremental': 1}
 
 
 def test_changes_by_others_are_seen_at_the_next_fetch(conductor):
@@ -86,7 +86,7 @@ def test_a_row_without_a_recent_change_makes_a_full_fetch(conductor):
     # NOTE: created with its build request's older time, never updated.
     late = _old(conductor)
     assert _uuids(sync.fetch(CTXT)) == [late]
-    assert sync.fetches == {'full': 2, 'incremental': 1, 'list': 0}
+    assert sync.fetches == {'full': 2, 'incremental': 1}
     assert conductor.asked[-1] == '1970-01-01T00:00:00'
 
 
@@ -96,7 +96,7 @@ def test_a_full_fetch_every_so_often(conductor):
     for _ in range(7):
         sync.fetch(CTXT)
     # NOTE: full, 2 incremental, full, 2 incremental, full.
-    assert sync.fetches == {'full': 3, 'incremental': 4, 'list': 0}
+    assert sync.fetches == {'full': 3, 'incremental': 4}
 
 
 def test_a_failed_fetch_leaves_the_copy_and_its_time(conductor):
@@ -110,41 +110,6 @@ def test_a_failed_fetch_leaves_the_copy_and_its_time(conductor):
     conductor.fail = False
     assert _uuids(sync.fetch(CTXT)) == [kept]
     assert conductor.asked[-1] == conductor.asked[-2]
-
-
-def test_without_a_time_to_go_on_from_every_fetch_is_full(conductor):
-    kept = _old(conductor)
-
-    class Capped(CountingConductor):
-        def instances_get_by_host(self, ctxt, host, changed_since=None):
-            reply = super().instances_get_by_host(ctxt, host,
-                                                  changed_since)
-            return dict(reply, as_of=None)
-    capped = Capped()
-    capped.instances = conductor.instances
-    sync = instance_sync.HostInstances(capped, 'cn')
-    for _ in range(3):
-        assert _uuids(sync.fetch(CTXT)) == [kept]
-    assert capped.asked == ['1970-01-01T00:00:00'] * 3
-
-
-def test_a_conductor_without_the_sync_gets_the_list_call(conductor):
-    kept = _old(conductor)
-
-    class UnsupportedVersion(Exception):
-        pass
-
-    class Old(fakes.FakeConductor):
-        def instances_get_by_host(self, ctxt, host, changed_since=None):
-            if changed_since is not None:
-                raise UnsupportedVersion()
-            return super().instances_get_by_host(ctxt, host)
-    old = Old()
-    old.instances = conductor.instances
-    sync = instance_sync.HostInstances(old, 'cn')
-    assert _uuids(sync.fetch(CTXT)) == [kept]
-    assert _uuids(sync.fetch(CTXT)) == [kept]
-    assert sync.fetches == {'full': 1, 'incremental': 0, 'list': 2}
 
 
 def test_usage_follows_what_others_did_between_updates(make_agent):

@@ -16,15 +16,11 @@ from tests.unit import waiting
 class Conductor(object):
     """Answers updates from a table of task states; records its calls."""
 
-    def __init__(self, states=None, batch=True, error=None):
+    def __init__(self, states=None, error=None):
         self.states = dict(states or {})
-        self.batch = batch
         self.error = error
         self.calls = []
         self.lock = threading.Lock()
-
-    def can_update_instances(self):
-        return self.batch
 
     def _apply(self, update):
         uuid = update['instance_uuid']
@@ -101,11 +97,9 @@ def test_concurrent_updates_share_one_call_and_get_their_own_answer():
                                 'c': 'deleting'}
 
 
-@pytest.mark.parametrize('delay,batch', [(0, True), (0.5, False)])
-def test_without_a_delay_or_against_an_old_conductor_each_goes_alone(
-        delay, batch):
-    conductor = Conductor({'a': 'scheduling', 'b': 'deleting'}, batch=batch)
-    updater = instance_updater.InstanceUpdater(conductor, delay=delay)
+def test_without_a_delay_each_goes_alone():
+    conductor = Conductor({'a': 'scheduling', 'b': 'deleting'})
+    updater = instance_updater.InstanceUpdater(conductor, delay=0)
     updater.update(None, 'a', {'task_state': 'spawning'},
                    expected_task_state='scheduling')
     with pytest.raises(exception.UnexpectedTaskStateError):

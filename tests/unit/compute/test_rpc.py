@@ -84,22 +84,6 @@ def test_casts_reach_the_named_host(services, placement):
     assert agent.driver.list_guests('cn-1') == {}
 
 
-def test_a_version_1_0_cast_finds_its_host(services, placement):
-    """An older caller names no host: the selection and guests tell."""
-    agent = services[0].agent
-    inst, spec, sel = test_build._boot(agent, placement, host='cn-1')
-    client = rpcapi.ComputeAPI().client
-    cctxt = client.prepare(server='cn-1', version='1.0')
-    cctxt.cast(CTXT, 'build_and_run_instance', instance=inst,
-               request_spec=spec, selection=sel, alternates=[], node=None)
-    assert waiting.wait_for(lambda: agent.conductor.instances[inst['uuid']][
-        'vm_state'] == 'active')
-    assert list(agent.driver.list_guests('cn-1')) == [inst['uuid']]
-    cctxt.cast(CTXT, 'terminate_instance', instance_uuid=inst['uuid'])
-    assert waiting.wait_for(lambda: inst['uuid'] in agent.conductor.deleted)
-    assert agent.driver.list_guests('cn-1') == {}
-
-
 def test_a_cast_for_a_host_not_served_is_dropped(services, placement):
     agent = services[0].agent
     inst, spec, sel = test_build._boot(agent, placement, host='cn-1')

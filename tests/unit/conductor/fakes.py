@@ -176,9 +176,9 @@ class FakeScheduler(object):
         self.calls = []
         self.fail = None
         self.before = None
-        # NOTE: None answers as a scheduler of RPC 1.0 does; a dict
-        # (host -> zone, 'nova' for others) as one of 1.1.
-        self.zones = None
+        # NOTE: host -> zone ('nova' for others), as the real scheduler
+        # names each selection's zone from its host state's aggregates.
+        self.zones = {}
 
     def select_destinations(self, ctxt, spec, uuids, return_alternates):
         self.calls.append((spec.to_primitive(), list(uuids)))
@@ -191,10 +191,9 @@ class FakeScheduler(object):
             order = self.hosts[index % len(self.hosts):] + \
                 self.hosts[:index % len(self.hosts)]
             selections = [self._selection(spec, h) for h in order]
-            if self.zones is not None:
-                for selection in selections:
-                    selection.availability_zone = self.zones.get(
-                        selection.service_host, 'nova')
+            for selection in selections:
+                selection.availability_zone = self.zones.get(
+                    selection.service_host, 'nova')
             self.placement.put('/allocations/%s' % uuid, {
                 'allocations': json.loads(
                     selections[0].allocation_request)['allocations'],
@@ -307,6 +306,8 @@ class World(object):
             ).values(aggregate_id=agg_id, key='availability_zone',
                      value=zone))
         self.api.writer(insert)(fx.ctxt())
+        # NOTE: the scheduler's host states see the aggregate too.
+        self.scheduler.zones.update(dict.fromkeys(hosts, zone))
 
     def boot(self, count=1, **spec_values):
         """Build requests as the API writes them; (spec, instances)."""

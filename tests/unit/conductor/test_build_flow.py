@@ -11,7 +11,6 @@ import pytest
 from common.db import boot_records
 from common.db import cells
 from common.db import instance_records
-from common import exception
 from common.objects import instance as instance_obj
 from common.objects import instance_group as group_obj
 from services.conductor import build_flow
@@ -28,7 +27,8 @@ def world(tmp_path):
 
 def _run(world, spec, instances):
     return build_flow.schedule_and_build_instances(
-        world.manager, fx.ctxt(), spec, [i.uuid for i in instances])
+        world.manager, fx.ctxt(), spec, [i.uuid for i in instances],
+        instances)
 
 
 def test_instances_land_in_the_cell_of_their_hosts(world):
@@ -62,16 +62,11 @@ def test_instances_land_in_the_cell_of_their_hosts(world):
     assert world.scheduler.calls[0][0]['num_instances'] == 2
 
 
-def test_the_scheduler_names_the_zones_and_cells(world, monkeypatch):
-    """Scheduler RPC 1.1: zones and cells come with the selections; the
-    api database is not asked.
+def test_the_scheduler_names_the_zones_and_cells(world):
+    """Zones and cells come with the selections: a host the api database
+    neither maps nor zones still gets the instance in its cell and zone.
     """
     world.scheduler.zones = {'h1': 'az9'}
-
-    def not_read(*args, **kwargs):
-        raise AssertionError('after_scheduling read')
-    monkeypatch.setattr(build_flow.boot_records, 'after_scheduling',
-                        not_read)
     boot_records.delete_host_mapping(fx.ctxt(), 'h2', database=world.api)
     spec, instances = world.boot(2)
     assert _run(world, spec, instances) == {
@@ -124,15 +119,10 @@ def test_a_scheduler_timeout_also_frees_claims(world):
     assert world.placement.allocations(instances[0].uuid) == {}
 
 
-@pytest.mark.parametrize('zones', [None, {}])
-def test_deleted_while_scheduling_frees_its_claim(world, zones):
-    """A 1.0 scheduler's choices are followed by a read that finds the
-    deleted build request before any instance is made; a 1.1 scheduler's
-    (zones named) are not, and the instance made is destroyed when its
-    build request cannot be finished. Either way: no build, no claim, no
-    mapping, no live instance.
+def test_deleted_while_scheduling_frees_its_claim(world):
+    """The instance made is destroyed when its build request cannot be
+    finished: no build, no claim, no mapping, no live instance.
     """
-    world.scheduler.zones = zones
     spec, instances = world.boot(2)
     gone = instances[1].uuid
 
@@ -146,13 +136,8 @@ def test_deleted_while_scheduling_frees_its_claim(world, zones):
         instances[0].uuid]
     assert world.placement.allocations(gone) == {}
     assert world.mapping(gone) is None
-    if zones is None:
-        with pytest.raises(exception.InstanceNotFound):
-            instance_records.get_instance(fx.ctxt(), world.cell1, gone,
-                                          read_deleted=True)
-    else:
-        assert instance_records.get_instance(
-            fx.ctxt(), world.cell1, gone, read_deleted=True).deleted
+    assert instance_records.get_instance(
+        fx.ctxt(), world.cell1, gone, read_deleted=True).deleted
 
 
 def test_deleted_after_the_instance_was_created_is_undone(world,
@@ -174,17 +159,6 @@ def test_deleted_after_the_instance_was_created_is_undone(world,
     assert row.deleted
     assert world.placement.allocations(uuid) == {}
     assert world.compute.builds == []
-
-
-def test_gone_before_scheduling_is_skipped(world):
-    spec, instances = world.boot(2)
-    boot_records.delete_build_request(fx.ctxt(), instances[0].uuid,
-                                      database=world.api)
-    cast = _run(world, spec, instances)
-    assert list(cast) == [instances[1].uuid]
-    assert world.scheduler.calls[0][1] == [instances[1].uuid]
-    assert world.scheduler.calls[0][0]['num_instances'] == 1
-    assert world.mapping(instances[0].uuid) is None
 
 
 def test_unmapped_host_uses_the_scheduler_cell_or_is_buried(world):

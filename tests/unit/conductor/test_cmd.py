@@ -29,4 +29,5 @@ def test_records_are_served_on_their_own_topic(monkeypatch):
     assert [topic for topic, _e in made] == ['conductor',
                                              'conductor_records']
     assert made[1][1][0] is service.manager.records
+    assert service.manager.records not in made[0][1]
     assert len(group.servers) == 2

@@ -136,7 +136,8 @@ def test_default_configuration_runs_the_audit_only(world):
 def _build(world, count=1):
     spec, instances = world.boot(count)
     build_flow.schedule_and_build_instances(
-        world.manager, fx.ctxt(), spec, [i.uuid for i in instances])
+        world.manager, fx.ctxt(), spec, [i.uuid for i in instances],
+        instances)
     for instance in instances:
         instance_records.update_instance(
             fx.ctxt(), world.cell1, instance.uuid,

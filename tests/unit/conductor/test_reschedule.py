@@ -30,7 +30,7 @@ def _built(world):
     """
     spec, instances = world.boot(1)
     build_flow.schedule_and_build_instances(world.manager, fx.ctxt(), spec,
-                                            [instances[0].uuid])
+                                            [instances[0].uuid], instances)
     build = world.compute.builds.pop()
     world.placement.delete('/allocations/%s' % instances[0].uuid, '1.36')
     return (instance_obj.Instance.from_primitive(build['instance']),

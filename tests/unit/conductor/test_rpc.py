@@ -94,32 +94,23 @@ def served(server, tmp_path):
         world.close()
 
 
-def test_record_calls_have_their_own_topic_unless_capped(served):
+def test_record_calls_have_their_own_topic(served):
     api = rpcapi.ConductorAPI()
-    assert api._records('1.0').target.topic == 'conductor_records'
-    CONF.set_override('conductor', '1.1', group='upgrade_levels')
-    try:
-        capped = rpcapi.ConductorAPI()
-    finally:
-        CONF.clear_override('conductor', group='upgrade_levels')
-    assert capped._records('1.0').target.topic == 'conductor'
-    # NOTE: an old client's record calls are still answered.
-    joined = capped.service_join(fx.ctxt(), 'old', 'berth-compute',
-                                 'compute')
-    assert joined['host'] == 'old'
+    assert api._records().target.topic == 'conductor_records'
 
 
 def test_schedule_and_build_cast_reaches_the_compute(served):
     world, api = served
     spec, instances = world.boot(1)
-    api.schedule_and_build_instances(fx.ctxt(), spec, [instances[0].uuid])
+    api.schedule_and_build_instances(fx.ctxt(), spec, [instances[0].uuid],
+                                     instances)
     assert world.compute.done.wait(10)
     assert world.compute.builds[0]['instance']['uuid'] == instances[0].uuid
 
 
 def test_the_cast_carries_the_build_requests(served, monkeypatch):
-    """1.8: the conductor builds from the instances the API sent; a
-    conductor capped below reads them from the api database.
+    """The conductor builds from the instances the API sent, without
+    reading them back.
     """
     world, api = served
     spec, instances = world.boot(1)
@@ -137,17 +128,6 @@ def test_the_cast_carries_the_build_requests(served, monkeypatch):
     assert (built['uuid'], built['display_name']) == (
         instances[0].uuid, instances[0].display_name)
     assert reads == []
-
-    world.compute.done.clear()
-    spec, instances = world.boot(1)
-    CONF.set_override('conductor', '1.7', group='upgrade_levels')
-    try:
-        rpcapi.ConductorAPI().schedule_and_build_instances(
-            fx.ctxt(), spec, [instances[0].uuid], build_requests=instances)
-    finally:
-        CONF.clear_override('conductor', group='upgrade_levels')
-    assert world.compute.done.wait(10)
-    assert reads == [[instances[0].uuid]]
 
 
 def test_service_records_and_heartbeats(served):
@@ -179,7 +159,7 @@ def test_compute_node_records(served):
     assert saved['numa_topology'] == {'cells': [{'id': 0}]}
     again = api.compute_node_save(ctxt, 'h9', 'n9', {'vcpus_used': 2})
     assert again['id'] == saved['id'] and again['vcpus_used'] == 2
-    # 1.4: a brief save answers the node's id and uuid only.
+    # A brief save answers the node's id and uuid only.
     brief = api.compute_node_save(ctxt, 'h9', 'n9', {'vcpus_used': 3},
                                   brief=True)
     assert brief == {'id': saved['id'], 'uuid': saved['uuid']}
@@ -191,7 +171,7 @@ def test_compute_node_records(served):
 
 
 def test_several_compute_node_records_in_one_call(served):
-    """1.6, and one brief save per node for a conductor capped below."""
+    """Brief saves of several nodes, answered in order."""
     world, api = served
     ctxt = fx.ctxt()
     first = api.compute_node_save(ctxt, 'h7', 'n7', {
@@ -202,14 +182,9 @@ def test_several_compute_node_records_in_one_call(served):
         {'host': 'h7', 'nodename': 'n7', 'values': {'vcpus_used': 5}}])
     assert saved[1] == first and saved[0]['uuid'] != first['uuid']
     assert api.compute_nodes_get_by_host(ctxt, 'h7')[0]['vcpus_used'] == 5
-    CONF.set_override('conductor', '1.5', group='upgrade_levels')
-    try:
-        capped = rpcapi.ConductorAPI()
-        again = capped.compute_nodes_save(ctxt, [
-            {'host': 'h7', 'nodename': 'n7', 'values': {'vcpus_used': 6}},
-            {'host': 'h8', 'nodename': 'n8', 'values': {'vcpus_used': 1}}])
-    finally:
-        CONF.clear_override('conductor', group='upgrade_levels')
+    again = api.compute_nodes_save(ctxt, [
+        {'host': 'h7', 'nodename': 'n7', 'values': {'vcpus_used': 6}},
+        {'host': 'h8', 'nodename': 'n8', 'values': {'vcpus_used': 1}}])
     assert again == [saved[1], saved[0]]
     assert api.compute_nodes_get_by_host(ctxt, 'h8')[0]['vcpus_used'] == 1
 
@@ -219,7 +194,8 @@ def test_instance_records(served):
     ctxt = fx.ctxt()
     spec, instances = world.boot(1)
     world.manager.schedule_and_build_instances(
-        ctxt, spec.to_primitive(), [instances[0].uuid])
+        ctxt, spec.to_primitive(), [instances[0].uuid],
+        [i.to_primitive() for i in instances])
     uuid = instances[0].uuid
     got = api.instance_get(ctxt, uuid)
     assert got['host'] == 'h1' and got['cell_uuid'] == fakes.CELL1_UUID
@@ -232,7 +208,7 @@ def test_instance_records(served):
         api.instance_update(ctxt, uuid, {'task_state': None},
                             expected_task_state=['deleting'])
     assert err.value.kwargs['actual'] == 'spawning'
-    # 1.5: a brief update answers None; the guard still applies.
+    # A brief update answers None; the guard still applies.
     assert api.instance_update(ctxt, uuid, {'power_state': 1},
                                expected_task_state='spawning',
                                brief=True) is None
@@ -258,14 +234,14 @@ def test_instance_records(served):
 
 
 def test_several_instance_updates_in_one_call(served):
-    """1.7: each update answered on its own, as instance_update raises."""
+    """Each update answered on its own, as instance_update raises."""
     world, api = served
     ctxt = fx.ctxt()
     spec, instances = world.boot(2)
     world.manager.schedule_and_build_instances(
-        ctxt, spec.to_primitive(), [i.uuid for i in instances])
+        ctxt, spec.to_primitive(), [i.uuid for i in instances],
+        [i.to_primitive() for i in instances])
     first, second = (i.uuid for i in instances)
-    assert api.can_update_instances()
     event = {'phase': 'start', 'event': 'compute_build_and_run_instance',
              'host': 'h1'}
     results = api.instance_updates(ctxt, [
@@ -288,19 +264,14 @@ def test_several_instance_updates_in_one_call(served):
     assert [e['event'] for e in action['events']] == [
         'compute_build_and_run_instance']
 
-    CONF.set_override('conductor', '1.6', group='upgrade_levels')
-    try:
-        assert not rpcapi.ConductorAPI().can_update_instances()
-    finally:
-        CONF.clear_override('conductor', group='upgrade_levels')
-
 
 def test_reschedule_cast(served):
     world, api = served
     ctxt = fx.ctxt()
     spec, instances = world.boot(1)
     world.manager.schedule_and_build_instances(
-        ctxt, spec.to_primitive(), [instances[0].uuid])
+        ctxt, spec.to_primitive(), [instances[0].uuid],
+        [i.to_primitive() for i in instances])
     build = world.compute.builds.pop()
     world.compute.done.clear()
     world.placement.delete('/allocations/%s' % instances[0].uuid, '1.36')
@@ -317,7 +288,8 @@ def _on_h1(world, ctxt, count):
     """``count`` instances built, then all moved to h1; their uuids."""
     spec, instances = world.boot(count)
     world.manager.schedule_and_build_instances(
-        ctxt, spec.to_primitive(), [i.uuid for i in instances])
+        ctxt, spec.to_primitive(), [i.uuid for i in instances],
+        [i.to_primitive() for i in instances])
     for instance in instances:
         world.manager.records.instance_update(
             ctxt, instance.uuid, {'host': 'h1', 'node': 'h1'})
@@ -344,22 +316,6 @@ def test_instances_sync_of_a_host(served):
                                         changed_since=full['as_of'])
     assert [r['task_state'] for r in changed['instances']] == ['rebooting']
     assert changed['uuids'] == [first]
-    # NOTE: the 1.0 call answers as it always did.
+    # NOTE: without changed_since, the whole Instance primitives.
     assert [i['uuid'] for i in api.instances_get_by_host(ctxt, 'h1')] == [
         first]
-
-
-def test_instances_sync_under_a_1_0_cap(served):
-    world, _api = served
-    ctxt = fx.ctxt()
-    uuid, = _on_h1(world, ctxt, 1)
-    CONF.set_override('conductor', '1.0', group='upgrade_levels')
-    try:
-        api = rpcapi.ConductorAPI()
-        reply = api.instances_get_by_host(ctxt, 'h1',
-                                          changed_since=rpcapi.SINCE_EVER)
-    finally:
-        CONF.clear_override('conductor', group='upgrade_levels')
-    assert reply['as_of'] is None and reply['uuids'] == [uuid]
-    # NOTE: the whole Instance primitives of the 1.0 call.
-    assert reply['instances'][0]['display_name'] == 'vm'

@@ -89,9 +89,6 @@ def test_batch_reads_take_no_one_or_many_uuids(api, monkeypatch, chunk):
             ctxt, wanted, database=api)) == found
         assert set(boot_records.get_instance_mappings(
             ctxt, wanted, database=api)) == found
-        still, _cells, _zones = boot_records.after_scheduling(
-            ctxt, wanted, [], lambda ctx, hosts: {}, database=api)
-        assert still == found
     for host in ('h1', 'h2', 'h3'):
         boot_records.create_host_mapping(ctxt, host, fx.CELL1_UUID,
                                          database=api)
@@ -177,26 +174,6 @@ def test_finish_into_an_unknown_cell_changes_nothing(api):
         ctxt, inst.uuid, database=api)['cell_uuid'] is None
     assert boot_records.get_build_request(ctxt, inst.uuid,
                                           database=api) is not None
-
-
-def test_after_scheduling_reads_everything_at_once(api):
-    mine = _boot(api, 2)
-    ctxt = fx.ctxt()
-    boot_records.create_host_mapping(ctxt, 'h1', fx.CELL1_UUID, database=api)
-    boot_records.delete_build_request(ctxt, mine[1].uuid, database=api)
-    seen = []
-
-    def zones_in(ctx, hosts):
-        seen.append((ctx.session is not None, hosts))
-        return dict.fromkeys(hosts, 'az')
-
-    still, host_cells, zones = boot_records.after_scheduling(
-        ctxt, [i.uuid for i in mine], ['h1', 'h2', None, 'h1'], zones_in,
-        database=api)
-    assert still == {mine[0].uuid}
-    assert host_cells == {'h1': fx.CELL1_UUID}
-    assert zones == {'h1': 'az', 'h2': 'az'}
-    assert seen == [(True, ['h1', 'h2'])]
 
 
 def test_request_spec_save_and_missing(api):

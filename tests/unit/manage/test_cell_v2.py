@@ -97,7 +97,7 @@ def test_delete_host_exit_codes(manage, world, capsys):
     assert run(cell_uuid=cells.CELL0_UUID, host='h1') == 3
     spec, instances = world.boot(1)
     build_flow.schedule_and_build_instances(world.manager, fx.ctxt(), spec,
-                                            [instances[0].uuid])
+                                            [instances[0].uuid], instances)
     assert run(cell_uuid=CELL1, host='h1') == 4
     assert run(cell_uuid=CELL1, host='h2') == 0
     assert boot_records.get_host_mapping(fx.ctxt(), 'h2',

@@ -20,7 +20,8 @@ HEAL = dict(max_count=None, verbose=True, dry_run=False, instance=None,
 def _active(world, count=1):
     spec, instances = world.boot(count)
     build_flow.schedule_and_build_instances(
-        world.manager, fx.ctxt(), spec, [i.uuid for i in instances])
+        world.manager, fx.ctxt(), spec, [i.uuid for i in instances],
+        instances)
     for instance in instances:
         instance_records.update_instance(
             fx.ctxt(), world.cell1, instance.uuid,
