@@ -3,10 +3,11 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """The opt-in eventlet mode: monkey-patch the process when asked to.
 
-Berth runs on native threads. Deployments that still want green threads
-(DESIGN.md section 6) set ``BERTH_EVENTLET=1`` in the environment of a
-service and install the ``berth[eventlet]`` extra. Everything eventlet
-needs happens here, once, when this module is imported:
+Berth runs on native threads (doc/architecture.md, "Decisions").
+Deployments that still want green threads set ``BERTH_EVENTLET=1`` in the
+environment of a service and install the ``berth[eventlet]`` extra.
+Everything eventlet needs happens here, once, when this module is
+imported:
 
 - ``eventlet.monkey_patch()`` swaps threads, locks, sockets, ``select``
   and ``time.sleep`` for their green versions, so that the rest of Berth

@@ -61,7 +61,7 @@ NUMA nodes of each host; cores and memory are split evenly over them
                help="""
 How CPU ids map to threads. With ``linux``, a 36-core, 72-thread host with
 2 nodes has node 0 = CPUs 0-17 and 36-53 and CPU i's sibling is i + 36,
-like the seeds' experiment host.
+like the experiment host of doc/behaviours.md A8.
 """),
     cfg.IntOpt('memory_mb', default=32768, min=1, help="""
 Memory (MiB) of each host, huge pages included.

@@ -64,7 +64,7 @@ Disk (MiB) held back for the host: the ``reserved`` amount of the
            'initial_ram_allocation_ratio'),
     _ratio('disk_allocation_ratio', 'DISK_GB',
            'initial_disk_allocation_ratio'),
-    # NOTE: the defaults the seeds' deployments show (VCPU 16, RAM 1.5,
+    # NOTE: the defaults older Nova deployments show (VCPU 16, RAM 1.5,
     # disk 1.0), which are also what the scheduler assumes for a node that
     # never reported a ratio.
     _initial_ratio('initial_cpu_allocation_ratio', 'VCPU', 16.0),

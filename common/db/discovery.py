@@ -8,7 +8,7 @@ A compute host is usable once the api database maps it to its cell
 nodes not yet ``mapped``, creates the missing host mappings and marks
 the nodes mapped; ``by_service`` instead looks for compute services whose
 host has no mapping, which also finds hosts whose mappings were removed
-by hand (seeds B5). ``berth-manage cell_v2 discover_hosts`` and the
+by hand (doc/behaviours.md B5). ``berth-manage cell_v2 discover_hosts`` and the
 conductor's periodic task (``[scheduler]
 discover_hosts_in_cells_interval``) both run it. Messages are upstream's,
 so operators' runbooks keep working::

@@ -4,10 +4,11 @@
 """Flavor extra specs and image properties to an instance NUMA topology.
 
 Called at API time (an invalid request is a 400, never a scheduling
-failure) and stored in ``RequestSpec.numa_topology``. The precedence rules
-(digest §6.1-6.4, §6.8-6.9): the flavor is the administrator's and wins;
-the image may only fill in what the flavor leaves open, and an image that
-contradicts the flavor is an error rather than silently ignored.
+failure) and stored in ``RequestSpec.numa_topology``. The precedence
+rules (doc/behaviours.md §numa-constraints): the flavor is the
+administrator's and wins; the image may only fill in what the flavor
+leaves open, and an image that contradicts the flavor is an error rather
+than silently ignored.
 """
 
 import re

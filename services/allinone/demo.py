@@ -6,11 +6,11 @@
 Through the compute API only (what a user with the ``openstack`` client
 could do), the demo:
 
-1. seeds flavors (plain, ``io=fast`` / ``io=slow`` as in the aggregate
-   extra-specs example of the seeds, a dedicated-CPU one, and two that
-   cannot be placed), an image with properties, and aggregates: ``io-fast``
-   and ``io-slow`` (metadata) over the two halves of the hosts, zones
-   ``az1`` and ``az2`` over the even and odd ones;
+1. creates flavors (plain, ``io=fast`` / ``io=slow`` as in the
+   aggregate extra-specs scenario of doc/behaviours.md A1, a dedicated-CPU
+   one, and two that cannot be placed), an image with properties, and
+   aggregates: ``io-fast`` and ``io-slow`` (metadata) over the two halves
+   of the hosts, zones ``az1`` and ``az2`` over the even and odd ones;
 2. boots a handful of servers and waits for each to be ACTIVE or ERROR;
 3. prints where each landed and why: for an ACTIVE server the scheduler's
    own record of that decision (placement query, filters, weighers), for

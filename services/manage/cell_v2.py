@@ -15,7 +15,7 @@
     cell_v2 delete_host --cell_uuid U --host H
 
 Option names, messages and exit codes are nova-manage's, so runbooks
-(seeds section 1) carry over. One difference: ``simple_cell_setup``
+(doc/behaviours.md §cells) carry over. One difference: ``simple_cell_setup``
 creates cell1 even before any compute has started (upstream stops with
 "No hosts found to map to cell"); computes started later are mapped by
 ``discover_hosts`` or the conductor's periodic discovery.

@@ -3,7 +3,7 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """The opt-in eventlet mode (BERTH_EVENTLET=1) works end to end.
 
-One smoke test, as DESIGN.md section 6 asks: ``berth-scheduler`` started
+One smoke test, as doc/architecture.md promises: ``berth-scheduler`` started
 exactly as its systemd unit starts it, but with ``BERTH_EVENTLET=1`` in its
 environment, on the real RabbitMQ (a virtual host of its own) and SQLite
 databases synced by ``berth-manage``. It must come up monkey-patched with

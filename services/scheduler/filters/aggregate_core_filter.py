@@ -10,9 +10,10 @@ from services.scheduler.filters import core_filter
 class AggregateCoreFilter(core_filter.CoreFilter):
     """CoreFilter reading ``cpu_allocation_ratio`` from aggregate metadata.
 
-    When several aggregates of a host set the ratio the minimum wins (seeds
-    A22: 4.0 and 2.0 give 2.0); a host in no such aggregate, or with an
-    undecodable value, keeps its own ``cpu_allocation_ratio``.
+    When several aggregates of a host set the ratio the minimum wins
+    (doc/behaviours.md A22: 4.0 and 2.0 give 2.0); a host in no such
+    aggregate, or with an undecodable value, keeps its own
+    ``cpu_allocation_ratio``.
     """
 
     def _get_cpu_allocation_ratio(self, host_state, spec_obj):

@@ -43,8 +43,9 @@ class CoreFilter(filters.BaseHostFilter):
 
             # NOTE: do not allow an instance to overcommit against itself,
             # only against other instances: one guest larger than the
-            # physical CPU count would fight itself for CPU time (seeds
-            # B9/A10: 10 pCPUs at ratio 2 take 2x10 vCPUs, never 1x11).
+            # physical CPU count would fight itself for CPU time
+            # (doc/behaviours.md B9, A10: 10 pCPUs at ratio 2 take 2x10
+            # vCPUs, never 1x11).
             if instance_vcpus > host_state.vcpus_total:
                 return self.reject(
                     host_state,

@@ -16,8 +16,9 @@ class ServerGroupAffinityFilter(filters.BaseHostFilter):
 
     The group's first member may go anywhere; every later one must join a
     host in ``instance_group.hosts``, so a full host means NoValidHost for
-    the next member (seeds A6). ``soft-affinity`` is a weigher's business
-    (ServerGroupSoftAffinityWeigher), never a reason to reject.
+    the next member (doc/behaviours.md A6). ``soft-affinity`` is a
+    weigher's business (ServerGroupSoftAffinityWeigher), never a reason to
+    reject.
     """
 
     RUN_ON_REBUILD = False

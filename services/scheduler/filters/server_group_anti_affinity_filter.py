@@ -16,8 +16,9 @@ class ServerGroupAntiAffinityFilter(filters.BaseHostFilter):
 
     A host may hold up to the group rule ``max_server_per_host`` members
     (1 unless the rule says more). With more members than hosts, the extra
-    members get NoValidHost (seeds A5/B14); ``soft-anti-affinity`` and its
-    weigher are the alternative, so soft policies never reject here.
+    members get NoValidHost (doc/behaviours.md A5, B14);
+    ``soft-anti-affinity`` and its weigher are the alternative, so soft
+    policies never reject here.
     """
 
     RUN_ON_REBUILD = False

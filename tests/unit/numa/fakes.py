@@ -1,9 +1,9 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""Host NUMA topologies for tests, starting with the seeds' osdev-01.
+"""Host NUMA topologies for tests, from doc/behaviours.md A8's osdev-01.
 
-    osdev01()                     # digest §6.13: 2 nodes x 18 cores x 2
+    osdev01()                     # 2 nodes x 18 cores x 2
     host_cell(0, range(4), 4096, siblings=[(0, 2), (1, 3)])
 """
 
@@ -38,7 +38,7 @@ def host_cell(cell_id, cpus, memory, siblings=None, pcpus=None,
 
 
 def osdev01():
-    """The experiment host of digest §6.13 (72 threads, 2 NUMA nodes).
+    """The experiment host of doc/behaviours.md A8 (72 threads, 2 NUMA nodes).
 
     ``vcpu_pin_set`` is unset there, so every CPU is both shared and
     dedicated (the legacy layout the Ocata experiments ran on).
@@ -74,7 +74,7 @@ def flavor(vcpus=2, memory_mb=64, **extra_specs):
 
 
 def machine_cpu(**extra_specs):
-    """The seeds' ``machine.cpu`` flavor (A8): 16 vCPUs on one node."""
+    """doc/behaviours.md A8's ``machine.cpu`` flavor: 16 vCPUs, one node."""
     specs = {'hw:numa_nodes': '1', 'hw:numa_cpus.0': '0-15',
              'hw:numa_mem.0': '64'}
     specs.update(extra_specs)

@@ -3,8 +3,8 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """get_constraints: flavor and image to a guest NUMA topology (API time).
 
-The seeds' validation scenarios (digest A23, B11) and the flavor-over-image
-precedence tables (§6.2-6.4, §6.8).
+The validation scenarios of doc/behaviours.md (A23, B11) and the
+flavor-over-image precedence tables (§numa-constraints).
 """
 
 import json
@@ -97,7 +97,7 @@ def test_invalid_page_size(value):
     assert 'hw:mem_page_size' in str(info.value)
 
 
-# NOTE: digest §6.3, the flavor-over-image CPU policy table.
+# NOTE: the flavor-over-image CPU policy table (§numa-constraints).
 @pytest.mark.parametrize('flavor_value, image_value, expected', [
     ('dedicated', None, 'dedicated'),
     ('dedicated', 'shared', 'dedicated'),
@@ -125,8 +125,9 @@ def test_cpu_policy_precedence(flavor_value, image_value, expected):
         assert {c.cpu_policy for c in result.cells} == {expected}
 
 
-# NOTE: digest §6.4: the image's thread policy only where the flavor's is
-# unset; an explicit flavor prefer wins; isolate/require must be agreed.
+# NOTE: the image's thread policy (§numa-constraints) only where the
+# flavor's is unset; an explicit flavor prefer wins; isolate/require must
+# be agreed.
 @pytest.mark.parametrize('flavor_value, image_value, expected', [
     (None, None, None),
     (None, 'isolate', 'isolate'),
@@ -335,7 +336,7 @@ def test_primitive_survives_json():
 
 
 @pytest.mark.parametrize('spec, cpus', [
-    ('4-12,^8,15', [4, 5, 6, 7, 9, 10, 11, 12, 15]),   # digest §5.8
+    ('4-12,^8,15', [4, 5, 6, 7, 9, 10, 11, 12, 15]),   # a CPU set
     ('0,1', [0, 1]), ('1-4,6', [1, 2, 3, 4, 6]), ('', []),
 ])
 def test_cpu_list_syntax(spec, cpus):

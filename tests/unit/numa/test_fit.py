@@ -1,12 +1,13 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""fit_instance_to_host and usage accounting against the seeds' hosts.
+"""fit_instance_to_host and usage accounting on doc/behaviours.md's hosts.
 
-The CPU thread-policy experiments of digest A8 run on the osdev-01 fixture
-(§6.13) in the seed's order, each server staying on the host; A7 (NUMA
-without pinning) and A24/B15 (a cell without the requested page size)
-follow, then overcommit, pages, PCI locality and the accounting itself.
+The CPU thread-policy experiments of doc/behaviours.md A8 run on the
+osdev-01 fixture in the scenario's order, each server staying on the
+host; A7 (NUMA without pinning) and A24/B15 (a cell without the requested
+page size) follow, then overcommit, pages, PCI locality and the
+accounting itself.
 """
 
 import json

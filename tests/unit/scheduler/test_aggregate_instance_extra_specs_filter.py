@@ -1,7 +1,8 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""AggregateInstanceExtraSpecsFilter (seeds A1, A3, A12, §3.8 item 1)."""
+"""AggregateInstanceExtraSpecsFilter (doc/behaviours.md A1, A3, A12,
+§extra-specs)."""
 
 import pytest
 
@@ -51,7 +52,7 @@ def _passing(hosts, extra_specs):
     ({'hw:cpu_policy': 'dedicated', 'io': 'slow'},
      ['osdev-ceph', 'osdev-gpu']),
 ])
-def test_seeds_a1_io_fast_slow(extra_specs, expected):
+def test_a1_io_fast_slow(extra_specs, expected):
     assert _passing(_lab_a1(extra_host=True), extra_specs) == expected
 
 
@@ -73,7 +74,7 @@ def _lab_a3():
     ('21', ['osdev-03']),
     ('22', ['osdev-ceph', 'osdev-gpu']),
 ])
-def test_seeds_a3_rack_aggregates(addr, expected):
+def test_a3_rack_aggregates(addr, expected):
     assert _passing(_lab_a3(), {'addr': addr}) == expected
 
 
@@ -101,7 +102,7 @@ def test_numeric_operators_against_metadata():
     assert _passing([host], {'cpu_gen': '>= 10'}) == []
 
 
-def test_seeds_a12_reasons():
+def test_a12_reasons():
     host = fakes.host('sh11-compute-m3-10e5e12e22', aggregates=[
         fakes.aggregate(metadata={'tier': 'cm3-optimized'})])
     spec = fakes.spec(extra_specs={
@@ -124,7 +125,7 @@ def test_no_flavor_passes():
     assert FILTER.host_passes(fakes.host('h1'), fakes.spec(flavor=None))
 
 
-def test_seeds_a12_filter_counts():
+def test_a12_filter_counts():
     """16 hosts -> AvailabilityZoneFilter 11 -> this filter 4."""
     def zone(name):
         return fakes.aggregate(metadata={'availability_zone': name})

@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""AvailabilityZoneFilter and the zone options (seeds A2, A12, §7.3)."""
+"""AvailabilityZoneFilter, zone options (doc/behaviours.md A2, A12, §zones)."""
 
 import pytest
 
@@ -58,7 +58,7 @@ def _passing(hosts, zone):
     ('nova', []),
     ('az99', []),
 ])
-def test_seeds_a2_zones(zone, expected):
+def test_a2_zones(zone, expected):
     assert _passing(_lab_a(), zone) == expected
 
 
@@ -89,7 +89,7 @@ def test_host_in_two_zones_serves_both():
     assert _passing([host], 'nova') == []
 
 
-def test_seeds_a12_reason():
+def test_a12_reason():
     host = fakes.host('sh11-nfvm-compute-10e5e12e33', aggregates=[
         fakes.aggregate(metadata={'availability_zone': 'cnp_sdn-NOVA-AZ2'})])
     spec = fakes.spec(availability_zone='SERIES-3-ZONE')

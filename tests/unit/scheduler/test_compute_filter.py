@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""ComputeFilter: enabled, not forced down, up (seeds B21)."""
+"""ComputeFilter: enabled, not forced down, up (doc/behaviours.md B21)."""
 
 import pytest
 

@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""DifferentHostFilter: the different_host hint (seeds A4)."""
+"""DifferentHostFilter: the different_host hint (doc/behaviours.md A4)."""
 
 import pytest
 
@@ -35,7 +35,7 @@ def _lab():
     ({'different_host': [VM, VM2]}, ['osdev-01', 'osdev-02', 'osdev-ceph']),
     ({'different_host': [OTHER]}, list(LAB_A)),
 ])
-def test_seeds_a4_different_host(hints, expected):
+def test_a4_different_host(hints, expected):
     spec = fakes.spec(scheduler_hints=hints)
     assert [h.host for h in FILTER.filter_all(_lab(), spec)] == expected
 

@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""Truth table of the extra-spec operator language (seeds A27 and more)."""
+"""Truth table of the extra-spec operators (doc/behaviours.md A27, more)."""
 
 import pytest
 

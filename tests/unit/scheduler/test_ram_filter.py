@@ -23,7 +23,7 @@ from tests.unit.scheduler import fakes
     (dict(total_usable_ram_mb=4096, free_ram_mb=512,
           ram_allocation_ratio=1.0), 1024, False,
      'does not have 1024 MB usable ram, it only has 512 MB usable ram.'),
-    # Free RAM may go negative under overcommit (seeds B13).
+    # Free RAM may go negative under overcommit (doc/behaviours.md B13).
     (dict(total_usable_ram_mb=1000, free_ram_mb=-200,
           ram_allocation_ratio=2.0), 800, True, None),
 ])

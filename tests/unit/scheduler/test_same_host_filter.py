@@ -1,7 +1,7 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""SameHostFilter: the same_host hint (seeds A4)."""
+"""SameHostFilter: the same_host hint (doc/behaviours.md A4)."""
 
 import pytest
 
@@ -38,7 +38,7 @@ def _passing(hints):
     ({'same_host': [OTHER]}, []),
     ({'same_host': []}, list(LAB_A)),
 ])
-def test_seeds_a4_same_host(hints, expected):
+def test_a4_same_host(hints, expected):
     assert _passing(hints) == expected
 
 

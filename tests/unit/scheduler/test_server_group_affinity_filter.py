@@ -47,7 +47,7 @@ def test_rejection_reason():
         "is not among the affinity group's hosts h2")
 
 
-def test_seeds_a6_members_follow_the_first():
+def test_a6_members_follow_the_first():
     """a1 lands anywhere; a2 and a3 only pass on a1's host."""
     group = fakes.group(instance_group.AFFINITY)
     hosts = [fakes.host(name) for name in LAB_A]

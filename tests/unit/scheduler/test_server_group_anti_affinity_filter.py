@@ -85,7 +85,7 @@ def _boot_members(count, rules=None):
     return placed
 
 
-def test_seeds_a5_group_larger_than_the_cloud():
+def test_a5_group_larger_than_the_cloud():
     """aa1-aa5 land on 5 distinct hosts; aa6-aa8 find no valid host."""
     placed = _boot_members(8)
     assert sorted(placed[:5]) == sorted(LAB_A)

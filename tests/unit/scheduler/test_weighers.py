@@ -86,7 +86,7 @@ def _check(result, expected):
         assert {n for n, w in result if round(w, 6) == weight} == names
 
 
-# --- the seeds' observed order -------------------------------------------
+# --- the observed order (doc/behaviours.md A12) ---------------------------
 
 SEEDS_A12 = [('sh11-compute-s3-10e5e12e25', {'free_ram_mb': 27767}),
              ('sh11-compute-s3-10e5e12e26', {'free_ram_mb': 36983}),
@@ -94,7 +94,7 @@ SEEDS_A12 = [('sh11-compute-s3-10e5e12e25', {'free_ram_mb': 27767}),
              ('sh11-compute-s3-10e5e12e29', {'free_ram_mb': 24695})]
 
 
-def test_seeds_a12_order_by_free_ram():
+def test_a12_order_by_free_ram():
     """Digest §3.9/A12: e26 > e28 > e25 > e29, e26 selected."""
     result = _weigh([ram.RAMWeigher], SEEDS_A12,
                     {'vcpus': 1, 'memory_mb': 1024})
@@ -105,7 +105,7 @@ def test_seeds_a12_order_by_free_ram():
     assert result[-1][1] == pytest.approx(24695 / 36983)
 
 
-def test_seeds_a12_order_with_every_default_weigher():
+def test_a12_order_with_every_default_weigher():
     """The same hosts, otherwise identical, under all default weighers."""
     classes = [cls for cls in _ALL_WEIGHERS]
     result = _weigh(classes, SEEDS_A12, {'vcpus': 1, 'memory_mb': 1024})
@@ -290,8 +290,8 @@ def test_soft_affinity_weigher(policy, group_hosts, expected):
     pytest.param('soft-anti-affinity', ['h2', 'h2', 'h3'],
                  [('h1', 1.0), ('h3', 0.5), ('h2', 0.0)],
                  id='fewest-members-first'),
-    # NOTE: more members than hosts (digest B14): still a host, the least
-    # crowded one, where the hard policy would give NoValidHost.
+    # NOTE: more members than hosts (doc/behaviours.md B14): still a host,
+    # the least crowded one, where the hard policy would give NoValidHost.
     pytest.param('soft-anti-affinity', ['h1', 'h2', 'h3', 'h1', 'h3'],
                  [('h2', 1.0), ('h1', 0.0), ('h3', 0.0)],
                  id='over-capacity-least-crowded'),

@@ -1,11 +1,11 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""The seeds' NUMA and CPU observations, end to end through the agent.
+"""doc/behaviours.md's NUMA and CPU scenarios, end to end through the agent.
 
 The library tests (test_fit, test_constraints) check the fitting code on
 its own; these run the same scenarios the way a deployment meets them: a
-fake compute host configured like the seeds' machines, builds claimed by
+fake compute host configured like the machines there, builds claimed by
 the agent, the node record the scheduler reads, and the inventory the
 agent reports to the real placement application (issue 4, criterion 1):
 
@@ -15,9 +15,8 @@ agent reports to the real placement application (issue 4, criterion 1):
 - A9/B9: a 2-pCPU host with ``cpu_allocation_ratio`` 4: usage 3 is fine,
   a 3-vCPU request has no candidate because ``max_unit`` is 2, and a
   manual ``total``/``max_unit`` edit is undone by the next update;
-- §6.2: dedicated CPUs imply a NUMA topology; huge pages alone give a
-  one-cell topology;
-- §6.3/6.4: the flavor-over-image precedence table.
+- §numa-constraints: dedicated CPUs imply a NUMA topology; huge pages
+  alone give a one-cell topology; the flavor-over-image precedence.
 """
 
 import json
