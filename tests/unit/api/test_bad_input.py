@@ -217,6 +217,18 @@ def test_unstorable_extra_spec_is_refused(world):
     assert status == 200 and body['extra_specs'] == {}
 
 
+def test_extra_spec_integers_are_bounded(world):
+    flavor = helpers.make_flavor(world.client)
+    status, body, _ = world.client.post(
+        V + '/flavors/%s/os-extra_specs' % flavor,
+        {'extra_specs': {'hw:cpu_sockets': HUGE}})
+    assert status == 400
+    assert 'must be an integer >= 1 and <= 2147483647' in _message(body)
+    status, body, _ = world.client.get(
+        V + '/flavors/%s/os-extra_specs' % flavor)
+    assert status == 200 and body['extra_specs'] == {}
+
+
 @pytest.mark.parametrize('path,body,field', [
     (V + '/flavors', {'flavor': {'name': 'f', 'ram': '99999999999',
                                  'vcpus': 1, 'disk': 1}}, 'flavor/ram'),
