@@ -86,6 +86,10 @@ def test_bad_input_is_refused_and_writes_nothing(world, monkeypatch):
                                               'min_ram': 2 ** 31}),
              'min_ram', 'greater than the maximum')
     _refused(client.get(V + '/flavors?minRam=' + HUGE), 'minRam')
+    status, _b, _r = client.get(V + '/os-aggregates/' + HUGE)
+    assert status == 404
+    _refused(client.put(V + '/os-quota-sets/' + 'p' * 256, {'quota_set': {
+        'instances': 5}}), 'longer than 255 characters')
     # Image PATCH values (a string for min_ram was a 500 on MariaDB).
     _refused(client.request('PATCH', '/image/v2/images/' + image, body=[
         {'op': 'replace', 'path': '/min_ram', 'value': 'abc'}],

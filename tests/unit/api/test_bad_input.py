@@ -237,6 +237,8 @@ def test_extra_spec_integers_are_bounded(world):
     (V + '/flavors', {'flavor': {'name': 'f', 'ram': 1, 'vcpus': 1,
                                  'disk': 1, 'rxtx_factor': '9' * 50}},
      'flavor/rxtx_factor'),
+    (V + '/flavors', {'flavor': {'name': 'f', 'ram': 1, 'vcpus': 1,
+                                 'disk': 1, 'id': 1e300}}, 'flavor/id'),
     (V + '/os-quota-sets/p1', {'quota_set': {'instances': HUGE}},
      'quota_set/instances'),
     (V + '/os-quota-sets/p1', {'quota_set': {'cores': 2 ** 31}},
@@ -254,6 +256,23 @@ def test_integers_beyond_their_column_are_refused(world, path, body, field):
     assert _images(world) == []
     _s, quota, _ = world.client.get(V + '/os-quota-sets/p1')
     assert quota['quota_set']['instances'] == CONF.quota.instances
+
+
+@pytest.mark.parametrize('path', [
+    V + '/os-aggregates/' + '9' * 30, V + '/os-aggregates/' + '9' * 5000,
+    V + '/os-aggregates/%C2%B2',
+])
+def test_aggregate_ids_beyond_the_column_are_not_found(world, path):
+    status, body, _ = world.client.get(path)
+    assert status == 404
+    assert 'could not be found' in _message(body)
+
+
+def test_quota_project_id_beyond_the_column_is_refused(world):
+    status, body, _ = world.client.put(
+        V + '/os-quota-sets/' + 'p' * 256, {'quota_set': {'instances': 5}})
+    assert status == 400
+    assert 'longer than 255 characters' in _message(body)
 
 
 def test_nan_is_refused(world):
