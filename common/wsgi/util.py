@@ -121,30 +121,41 @@ def _where(path):
     return '/'.join(str(p) for p in path) or 'body'
 
 
-def _check_document(data, error_class, strings):
-    """Refuse nesting beyond MAX_DEPTH and, if ``strings``, unstorable
-    characters in any key or string value (walked without recursion).
+def _too_deep(data):
+    """True when containers nest deeper than MAX_DEPTH (no recursion)."""
+    level = [data]
+    for _depth in range(MAX_DEPTH):
+        deeper = []
+        for value in level:
+            items = value.values() if isinstance(value, dict) else value
+            deeper.extend(item for item in items
+                          if isinstance(item, (dict, list)))
+        if not deeper:
+            return False
+        level = deeper
+    return True
+
+
+def _unstorable(data):
+    """The path of the first key or string holding a NUL or a lone
+    surrogate (walked without recursion), or None.
     """
-    stack = [(data, (), 1)]
+    stack = [(data, ())]
     while stack:
-        value, path, depth = stack.pop()
-        if isinstance(value, dict):
-            items = value.items()
-        elif isinstance(value, list):
-            items = enumerate(value)
-        else:
-            if strings and isinstance(value, str) and _UNSTORABLE.search(
-                    value):
-                raise error_class(_unstorable_message(_where(path)))
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if _UNSTORABLE.search(value):
+                return _where(path)
             continue
-        if depth > MAX_DEPTH:
-            raise error_class('The JSON body nests deeper than %d levels.'
-                              % MAX_DEPTH)
-        for key, item in items:
-            if strings and isinstance(key, str) and _UNSTORABLE.search(key):
-                raise error_class(_unstorable_message(
-                    _where(path + (key,)) + ' (key)'))
-            stack.append((item, path + (key,), depth + 1))
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if _UNSTORABLE.search(key):
+                    return _where(path + (key,)) + ' (key)'
+                stack.append((item, path + (key,)))
+        elif isinstance(value, list):
+            stack.extend((item, path + (index,))
+                         for index, item in enumerate(value))
+    return None
 
 
 def _unstorable_message(where):
@@ -183,8 +194,13 @@ def load_json(body, error_class, prefix):
         brackets = body.count('[') + body.count('{')
     else:
         brackets = body.count(b'[') + body.count(b'{')
-    if strings or brackets > MAX_DEPTH:
-        _check_document(data, error_class, strings)
+    if brackets > MAX_DEPTH and isinstance(data, (dict, list)) and (
+            _too_deep(data)):
+        raise error_class('The JSON body nests deeper than %d levels.'
+                          % MAX_DEPTH)
+    where = _unstorable(data) if strings else None
+    if where:
+        raise error_class(_unstorable_message(where))
     return data
 
 
