@@ -75,6 +75,7 @@ def _bound(keyword):
 _Validator = jsonschema.validators.extend(
     jsonschema.Draft4Validator,
     {'minimum': _bound('minimum'), 'maximum': _bound('maximum')})
+
 # The formats the compiled checks know; a schema naming another one is
 # left to jsonschema (see common.wsgi.fastschema).
 _FAST_FORMATS = {'uuid': _uuid_format}

@@ -182,7 +182,8 @@ def _apply_patch(image, operations):
             # NOTE: property values are strings; other scalars have
             # always been taken and kept as their text.
             value = str(value)
-        util.validate(schema.patched(key, value), schema.CREATE)
+        # NOTE: as Glance, the patched value must be what a create takes.
+        util.validate({key: value}, schema.CREATE)
         if key == 'tags':
             tags = list(value)
         elif key in _COLUMN_FIELDS:

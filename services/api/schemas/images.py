@@ -6,7 +6,8 @@
 An image create body has Glance's fields plus any number of string
 properties (``hw_cpu_policy``...); a PATCH body is Glance's JSON-patch
 list (``add``, ``replace`` and ``remove`` of top-level keys), whose
-values are checked against :data:`CREATE` (see :func:`patched`).
+values are checked against :data:`CREATE`, key by key, as Glance checks
+a patched image against its image schema.
 """
 
 # The images table's Integer columns (min_ram, min_disk): 32-bit signed.
@@ -60,11 +61,3 @@ PATCH = {
         'additionalProperties': False,
     },
 }
-
-
-def patched(key, value):
-    """The document a PATCH ``add``/``replace`` of ``key`` amounts to,
-    to validate against :data:`CREATE` (as Glance checks the patched
-    image against its image schema).
-    """
-    return {key: value}
