@@ -56,6 +56,23 @@ The most items one list request of the compute API returns.
 
 Clients page through longer lists with ``limit`` and ``marker``.
 """),
+    cfg.IntOpt(
+        'max_servers_per_request', default=1000, min=1, max=2 ** 31 - 1,
+        help="""
+The most servers one multi-create request (``POST /servers`` with
+``min_count``/``max_count``) of the compute API may ask for.
+
+A request whose ``min_count`` or ``max_count`` is larger is refused with
+400 before any record is built; quotas still apply below this bound.
+
+Possible values:
+
+* An integer from 1; the default 1000 covers any realistic batch.
+
+Related options:
+
+* [quota] instances and cores also bound what one project may boot.
+"""),
 ]
 
 

@@ -16,6 +16,11 @@ objects ignores non-objects, ...). A schema using any other validating
 keyword (``$ref``, ``multipleOf``, ``dependencies``, a format other
 than ``uuid``, an ``enum`` of non-strings, ...) gets no checker at all,
 and ``uniqueItems`` is only decided for lists of strings.
+
+One extension, shared with the validators of :mod:`common.wsgi.util`:
+where a schema's type is ``["integer", "string"]`` or ``["number",
+"string"]`` (a number the caller may send as a string), ``minimum`` and
+``maximum`` bound the string's value too (:func:`digit_string_value`).
 """
 
 import re
@@ -29,6 +34,38 @@ _DRAFT4_KEYWORDS = frozenset((
     'minLength', 'minProperties', 'minimum', 'multipleOf', 'not', 'oneOf',
     'pattern', 'patternProperties', 'properties', 'required', 'type',
     'uniqueItems'))
+
+
+_DIGITS = re.compile(r'^-?[0-9]+$')
+_DECIMAL = re.compile(r'^-?[0-9]+(\.[0-9]+)?$')
+# Longer digit strings are beyond any bound a schema sets; they are not
+# converted at all.
+_LONGEST = 40
+
+
+def digit_string_value(instance, schema):
+    """The number a digit string stands for where ``schema``'s type is
+    ``string`` and ``integer`` or ``number`` (a number the caller may
+    send as a string); None otherwise, or when ``instance`` is not such a
+    string.
+
+    NOTE: JSON Schema's ``minimum`` and ``maximum`` ignore strings, so
+    without this ``"1000000000000000000000000000000"`` passes a bounded
+    integer parameter and then overflows its column.
+    """
+    types = schema.get('type')
+    if not (isinstance(instance, str) and isinstance(types, list) and
+            'string' in types):
+        return None
+    if 'integer' in types and _DIGITS.match(instance):
+        convert = int
+    elif 'number' in types and _DECIMAL.match(instance):
+        convert = float
+    else:
+        return None
+    if len(instance) > _LONGEST:
+        return -10 ** _LONGEST if instance[0] == '-' else 10 ** _LONGEST
+    return convert(instance)
 
 
 class Unsupported(Exception):
@@ -169,6 +206,22 @@ def _number_checks(schema):
     return checks
 
 
+def _digit_string_checks(schema, number_checks):
+    """The number checks applied to a digit string's value (see the module
+    doc); None when they do not apply.
+    """
+    types = schema.get('type')
+    if not (number_checks and isinstance(types, list) and
+            'string' in types and ('integer' in types or
+                                   'number' in types)):
+        return None
+
+    def check(v):
+        number = digit_string_value(v, schema)
+        return number is None or all(c(number) for c in number_checks)
+    return check
+
+
 def _combined(schema, formats):
     checks = []
     if 'allOf' in schema:
@@ -225,11 +278,13 @@ def _compile(schema, formats):
         if schema['format'] not in formats:
             raise Unsupported('format %s' % schema['format'])
         checks.append(formats[schema['format']])
+    number_checks = _number_checks(schema)
     checks.extend(filter(None, (
         _guarded(_TYPES['object'], _object_checks(schema, formats)),
         _guarded(_TYPES['array'], _array_checks(schema, formats)),
         _guarded(_TYPES['string'], _string_checks(schema)),
-        _guarded(_is_number, _number_checks(schema)))))
+        _guarded(_is_number, number_checks),
+        _digit_string_checks(schema, number_checks))))
     checks.extend(_combined(schema, formats))
     if not checks:
         return lambda v: True

@@ -11,6 +11,7 @@ stays in each API's ``deploy.py``, where a reader looks for it.
 
 import logging
 import time
+from urllib import parse
 
 from oslo_middleware import cors
 from oslo_middleware import healthcheck
@@ -41,8 +42,38 @@ class ContextMiddleware(object):
         return self.app(environ, start_response)
 
 
+def _undecodable(environ):
+    """What of the request is not UTF-8 text free of NUL, or None.
+
+    The path, the query string (after percent-decoding) and the token
+    are checked: handlers, the database drivers and the JSON encoder all
+    take them as text, and each fails in its own way (a 500) on bytes
+    that are not UTF-8 (``%ff``) or, PostgreSQL, on a NUL.
+    """
+    # NOTE: PEP 3333 hands the path and the headers over as latin-1
+    # strings of the bytes received.
+    for name, label, unquote in (
+            ('PATH_INFO', 'path', False),
+            ('QUERY_STRING', 'query string', True),
+            ('HTTP_X_AUTH_TOKEN', 'X-Auth-Token header', False)):
+        value = environ.get(name)
+        if not value:
+            continue
+        try:
+            raw = value.encode('latin-1')
+            if unquote:
+                raw = parse.unquote_to_bytes(raw.replace(b'+', b' '))
+            text = raw.decode('utf-8')
+        except UnicodeError:
+            return 'The %s is not valid UTF-8.' % label
+        if '\x00' in text:
+            return 'The %s holds a NUL character.' % label
+    return None
+
+
 class RequestChecks(object):
-    """Reject bodies whose length or type cannot be trusted (400)."""
+    """Reject requests whose text or body length cannot be trusted (400).
+    """
 
     def __init__(self, app, error_app, require_content_type=False):
         """
@@ -56,6 +87,9 @@ class RequestChecks(object):
         self.require_content_type = require_content_type
 
     def __call__(self, environ, start_response):
+        problem = _undecodable(environ)
+        if problem:
+            return self.error_app(400, problem)(environ, start_response)
         length = environ.get('CONTENT_LENGTH')
         if length:
             try:

@@ -46,16 +46,16 @@ def _choices(*allowed):
     return check
 
 
-def _integer(minimum=0):
+def _integer(minimum=0, maximum=2 ** 31 - 1):
     def check(key, value):
         try:
             number = int(value.strip())
         except ValueError:
             number = None
-        if number is None or number < minimum:
+        if number is None or not minimum <= number <= maximum:
             raise InvalidExtraSpec(
                 'Invalid value %r for extra spec %s: must be an integer '
-                '>= %d.' % (value, key, minimum))
+                '>= %d and <= %d.' % (value, key, minimum, maximum))
     return check
 
 

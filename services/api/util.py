@@ -114,8 +114,10 @@ def query_bool(req, name, default=False):
     return strutils.bool_from_string(value, default=default)
 
 
-def query_int(req, name, default=None, minimum=0):
-    """An integer query parameter; 400 for anything else."""
+def query_int(req, name, default=None, minimum=0, maximum=2 ** 31 - 1):
+    """An integer query parameter within [minimum, maximum] (by default
+    what a 32-bit signed column holds); 400 for anything else.
+    """
     value = req.GET.get(name)
     if value is None or value == '':
         return default
@@ -123,11 +125,12 @@ def query_int(req, name, default=None, minimum=0):
         number = int(value)
     except ValueError:
         raise errors.BadRequest('Invalid input for query parameters %s. '
-                                'Value: %s. Not an integer.' % (name, value))
-    if number < minimum:
+                                'Value: %s. Not an integer.'
+                                % (name, _short(value)))
+    if not minimum <= number <= maximum:
         raise errors.BadRequest('Invalid input for query parameters %s. '
-                                'Value: %s. Must be >= %d.'
-                                % (name, value, minimum))
+                                'Value: %s. Must be >= %d and <= %d.'
+                                % (name, _short(value), minimum, maximum))
     return number
 
 

@@ -76,6 +76,12 @@ def view(image):
     return body
 
 
+def _check_owner(ctx, owner, message):
+    """403 for a non-admin naming another project the owner (Glance)."""
+    if owner != ctx.project_id and not ctx.is_admin:
+        raise errors.Forbidden(message)
+
+
 def _get(req, action):
     ctx = util.context(req)
     try:
@@ -135,6 +141,8 @@ def create_image(req):
         policies.authorize(req, 'image:publicize_image')
     values = {k: data[k] for k in _COLUMN_FIELDS if k in data}
     values.setdefault('owner', ctx.project_id)
+    _check_owner(ctx, values['owner'], "You are not permitted to create "
+                 "images owned by '%s'." % values['owner'])
     # NOTE: no data will ever be needed, so the image is usable at once.
     values['status'] = 'active'
     properties = {k: v for k, v in data.items()
@@ -164,21 +172,37 @@ def _apply_patch(image, operations):
         if key in ('id', 'status', 'size', 'checksum', 'created_at',
                    'updated_at', 'self', 'file', 'schema'):
             raise errors.Forbidden('Attribute %s is read-only.' % key)
-        if key == 'tags':
-            tags = [] if op['op'] == 'remove' else list(op['value'])
-        elif key in _COLUMN_FIELDS:
-            if op['op'] == 'remove':
-                raise errors.Forbidden('Attribute %s is reserved.' % key)
-            columns[key] = op['value']
-        elif op['op'] == 'remove':
-            if key not in properties:
-                raise errors.Conflict('Property %s does not exist.' % key)
-            del properties[key]
-        else:
+        if op['op'] == 'remove':
+            tags = _remove(key, properties, tags)
+            continue
+        value = op['value']
+        if key not in _COLUMN_FIELDS and key != 'tags':
             if op['op'] == 'replace' and key not in properties:
                 raise errors.Conflict('Property %s does not exist.' % key)
-            properties[key] = str(op['value'])
+            # NOTE: property values are strings; other scalars have
+            # always been taken and kept as their text.
+            value = str(value)
+        # NOTE: as Glance, the patched value must be what a create takes.
+        util.validate({key: value}, schema.CREATE)
+        if key == 'tags':
+            tags = list(value)
+        elif key in _COLUMN_FIELDS:
+            columns[key] = value
+        else:
+            properties[key] = value
     return columns, tags, properties
+
+
+def _remove(key, properties, tags):
+    """Apply a ``remove`` of ``key``; the tag list afterwards."""
+    if key == 'tags':
+        return []
+    if key in _COLUMN_FIELDS:
+        raise errors.Forbidden('Attribute %s is reserved.' % key)
+    if key not in properties:
+        raise errors.Conflict('Property %s does not exist.' % key)
+    del properties[key]
+    return tags
 
 
 def update_image(req):
@@ -189,6 +213,11 @@ def update_image(req):
     columns, tags, properties = _apply_patch(image, operations)
     if columns.get('visibility') == 'public':
         policies.authorize(req, 'image:publicize_image')
+    # NOTE: as Glance, only an admin moves an image to another owner.
+    if ('owner' in columns and columns['owner'] != image['owner'] and
+            not util.context(req).is_admin):
+        raise errors.Forbidden("You are not permitted to modify 'owner' "
+                               "on this image.")
     image = image_records.update_image(util.context(req), image['id'],
                                        columns, tags, properties)
     return util.json_response(view(image))

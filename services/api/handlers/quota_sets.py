@@ -92,6 +92,10 @@ def update_quota(req):
     force = types.to_bool(data.pop('force', False))
     ctx = util.context(req)
     project_id = req.urlvars['project_id']
+    if len(project_id) > 255:
+        # NOTE: no project has such an id; the column holds 255.
+        raise errors.BadRequest('Invalid project id %s...: longer than 255 '
+                                'characters.' % project_id[:64])
     values = {name: types.to_int(value) for name, value in data.items()}
     if not force:
         used = quota.usage(ctx, project_id)

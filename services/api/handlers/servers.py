@@ -101,33 +101,43 @@ def show_server(req):
     return util.json_response({'server': body})
 
 
+def _requested_destination(req, data, place):
+    """Set ``place``'s requested host/node (2.74) after checking them."""
+    if not (data.get('host') or data.get('hypervisor_hostname')):
+        return
+    policies.authorize(
+        req, 'os_compute_api:servers:create:requested_destination')
+    place.requested_host = data.get('host')
+    place.requested_node = data.get('hypervisor_hostname')
+    if place.requested_host and not cell_hosts.host_exists(
+            util.context(req), place.requested_host, place.requested_node):
+        raise errors.BadRequest('Compute host %s could not be found.'
+                                % place.requested_host)
+
+
+def _check_zone(req, zone):
+    """400 unless ``zone`` is a zone some host is in (or the default)."""
+    conf = util.conf(req)
+    known = {z for zones in agg_records.zones_by_host(
+        util.context(req)).values() for z in zones}
+    known.add(conf.default_availability_zone)
+    if zone not in known:
+        raise errors.BadRequest('The requested availability zone is not '
+                                'available')
+
+
 def _placement(req, data):
     """The zone / forced host / requested destination of a create body."""
-    ctx = util.context(req)
-    conf = util.conf(req)
     zone, host, node = boot.parse_zone(data.get('availability_zone'))
-    if host or node:
+    forced = bool(host or node)
+    if forced:
         policies.authorize(req, 'os_compute_api:servers:create:forced_host')
-    place = boot.Placement(zone=zone or (None if host or node
-                                         else conf.default_schedule_zone),
-                           force_host=host, force_node=node)
-    if data.get('host') or data.get('hypervisor_hostname'):
-        policies.authorize(
-            req, 'os_compute_api:servers:create:requested_destination')
-        place.requested_host = data.get('host')
-        place.requested_node = data.get('hypervisor_hostname')
-        if not cell_hosts.host_exists(ctx, place.requested_host,
-                                      place.requested_node) and (
-                place.requested_host):
-            raise errors.BadRequest('Compute host %s could not be found.'
-                                    % place.requested_host)
-    if place.zone and not (host or node):
-        known = {z for zones in agg_records.zones_by_host(ctx).values()
-                 for z in zones}
-        known.add(conf.default_availability_zone)
-        if place.zone not in known:
-            raise errors.BadRequest('The requested availability zone is not '
-                                    'available')
+    elif not zone:
+        zone = util.conf(req).default_schedule_zone
+    place = boot.Placement(zone=zone, force_host=host, force_node=node)
+    _requested_destination(req, data, place)
+    if place.zone and not forced:
+        _check_zone(req, place.zone)
     return place
 
 
@@ -138,13 +148,21 @@ def _create_schema(req):
     return schema.CREATE
 
 
-def _counts(data):
+def _counts(req, data):
+    """(min_count, max_count) of a create body, within
+    ``[api] max_servers_per_request`` (400 before anything is built).
+    """
     min_count = types.to_int(data.get('min_count', 1))
     max_count = types.to_int(data.get('max_count', min_count))
     if min_count < 1 or max_count < 1:
         raise errors.BadRequest('min_count and max_count must be >= 1.')
     if min_count > max_count:
         raise errors.BadRequest("min_count must be <= max_count")
+    most = util.conf(req).api.max_servers_per_request
+    if max_count > most:
+        raise errors.BadRequest(
+            'max_count %d is more than the %d servers one request may '
+            'create ([api] max_servers_per_request).' % (max_count, most))
     return min_count, max_count
 
 
@@ -170,7 +188,7 @@ def _boot_request(req, body):
     conf = util.conf(req)
     data = body['server']
     _unsupported(data)
-    min_count, max_count = _counts(data)
+    min_count, max_count = _counts(req, data)
     hints = boot.normalize_hints(body.get('os:scheduler_hints') or
                                  body.get('OS-SCH-HNT:scheduler_hints'))
     place = _placement(req, data)

@@ -8,15 +8,44 @@ api database (``common.db.cells.api_db``, configured from
 ``[api_database]``). The database is looked up when a function is called,
 not when the module is imported, as :func:`common.db.cells.read` does, so
 that a test or a tool may point the process at a database of its own.
+
+A handler renders its response (``orjson``) from what a write function
+returns, after that function's transaction has committed. So that a
+response that cannot be rendered (a lone surrogate, an integer beyond 64
+bits) never leaves its write behind, every write function's result is
+encoded once inside its transaction (:func:`_rendered`): when that fails
+the transaction rolls back and the caller gets a 400.
 """
 
 import functools
 
+import orjson
+
 from common.db import cells
+from services.api import errors
 
 
 def _database():
     return cells.configure_api()
+
+
+def _rendered(fn):
+    """``fn`` checking, before its transaction ends, that its result can
+    be encoded as JSON, which is how the handler will render it.
+    """
+    @functools.wraps(fn)
+    def wrapper(ctxt, *args, **kwargs):
+        result = fn(ctxt, *args, **kwargs)
+        try:
+            orjson.dumps(result, default=str,
+                         option=orjson.OPT_NON_STR_KEYS)
+        except TypeError as exc:
+            # NOTE: raised inside the transaction, so it rolls back.
+            raise errors.BadRequest(
+                'Nothing was changed: the result cannot be rendered as '
+                'JSON (%s).' % exc)
+        return result
+    return wrapper
 
 
 def _in_transaction(fn, mode):
@@ -29,6 +58,8 @@ def _in_transaction(fn, mode):
     # every call; the api database only changes in tests, which point the
     # process at a database of their own.
     decorated = [(None, None)]
+    if mode.startswith('writer'):
+        fn = _rendered(fn)
 
     @functools.wraps(fn)
     def wrapper(ctxt, *args, **kwargs):

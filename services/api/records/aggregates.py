@@ -67,8 +67,13 @@ def _load(ctxt, rows):
 
 def _get(ctxt, aggregate_id):
     query = sa.select(t.aggregates)
-    if str(aggregate_id).isdigit():
-        query = query.where(_A.id == int(aggregate_id))
+    text = str(aggregate_id)
+    if text.isascii() and text.isdigit():
+        # NOTE: an id beyond the Integer column names no aggregate; the
+        # backends refuse to compare with it.
+        if len(text) > 10 or int(text) > 2 ** 31 - 1:
+            raise AggregateNotFound(aggregate_id=aggregate_id)
+        query = query.where(_A.id == int(text))
     else:
         query = query.where(_A.uuid == str(aggregate_id))
     found = _load(ctxt, ctxt.session.execute(query))

@@ -11,6 +11,8 @@ _FLAVOR_ID = {
     'type': ['string', 'number', 'null'],
     'minLength': 1, 'maxLength': 255,
     'pattern': r'^(?! )[a-zA-Z0-9. _-]+(?<! )$',
+    # NOTE: a number id is kept as its text, which must fit the column.
+    'minimum': -(2 ** 63 - 1), 'maximum': 2 ** 63 - 1,
 }
 
 CREATE = {

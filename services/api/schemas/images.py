@@ -5,8 +5,13 @@
 
 An image create body has Glance's fields plus any number of string
 properties (``hw_cpu_policy``...); a PATCH body is Glance's JSON-patch
-list (``add``, ``replace`` and ``remove`` of top-level keys).
+list (``add``, ``replace`` and ``remove`` of top-level keys), whose
+values are checked against :data:`CREATE`, key by key, as Glance checks
+a patched image against its image schema.
 """
+
+# The images table's Integer columns (min_ram, min_disk): 32-bit signed.
+_COLUMN_INT = {'type': 'integer', 'minimum': 0, 'maximum': 2 ** 31 - 1}
 
 # NOTE: any key but the fields above; patternProperties would otherwise
 # also apply to them (and ask min_ram to be a string).
@@ -32,8 +37,8 @@ CREATE = {
                              'enum': [None, 'ami', 'ari', 'aki', 'bare',
                                       'ovf', 'ova', 'docker',
                                       'compressed']},
-        'min_ram': {'type': 'integer', 'minimum': 0},
-        'min_disk': {'type': 'integer', 'minimum': 0},
+        'min_ram': _COLUMN_INT,
+        'min_disk': _COLUMN_INT,
         'tags': {'type': 'array',
                  'items': {'type': 'string', 'maxLength': 255}},
     },

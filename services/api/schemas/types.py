@@ -6,11 +6,18 @@
 Nova accepts numbers given as JSON numbers or as digit strings, and most
 names as any printable string without leading or trailing blanks; the
 types here say the same, so that bodies valid for Nova are valid here.
+A NUL character or a lone UTF-16 surrogate is refused in every string of
+every body before any schema is applied (:func:`common.wsgi.util.load_json`).
 """
 
 
 def integer(minimum=0, maximum=2 ** 31 - 1):
-    """An integer, or a string of digits, within [minimum, maximum]."""
+    """An integer, or a string of digits, within [minimum, maximum].
+
+    The default maximum is what a 32-bit signed (``Integer``) column
+    holds. JSON Schema bounds numbers only; the validators of
+    :mod:`common.wsgi.util` bound the digit strings this type allows too.
+    """
     return {
         'type': ['integer', 'string'],
         'pattern': '^-?[0-9]+$',

@@ -151,9 +151,14 @@ class Client(object):
 class World(object):
     """Databases, fakes and helpers of one test."""
 
-    def __init__(self, tmp_path):
-        self.urls = {n: 'sqlite:///%s' % (tmp_path / ('%s.sqlite' % n))
-                     for n in ('api', 'cell0', 'cell1')}
+    def __init__(self, tmp_path, urls=None):
+        """
+        :param urls: {'api'/'cell0'/'cell1': URL of an empty database};
+            SQLite files under ``tmp_path`` by default.
+        """
+        self.urls = urls or {
+            n: 'sqlite:///%s' % (tmp_path / ('%s.sqlite' % n))
+            for n in ('api', 'cell0', 'cell1')}
         self.api_db = cells.database_for_url('api test', self.urls['api'])
         api_tables.metadata.create_all(self.api_db.engine())
         for name in ('cell0', 'cell1'):
@@ -246,7 +251,15 @@ class World(object):
 @pytest.fixture
 def world(tmp_path, monkeypatch):
     """One test's databases, fakes and app (``world.client``)."""
-    world = World(tmp_path)
+    yield from running_world(World(tmp_path), monkeypatch)
+
+
+def running_world(world, monkeypatch):
+    """Generator: set ``world`` up (app, fakes), yield it, clean up.
+
+    Shared with the functional tests that run it on MariaDB and
+    PostgreSQL.
+    """
     monkeypatch.setattr(cells, 'api_db', world.api_db)
     world.map_cells()
     cell_hosts.forget_cells()

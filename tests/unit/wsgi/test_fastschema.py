@@ -238,3 +238,16 @@ def test_checker_is_cached_per_schema_object():
     first = fastschema.checker_for(schema, {})
     assert fastschema.checker_for(schema, {}) is first
     assert fastschema.checker_for(dict(schema), {}) is not first
+
+
+@pytest.mark.parametrize('schema', [
+    {'type': ['integer', 'string'], 'minimum': 0, 'maximum': 10},
+    {'type': ['number', 'string'], 'minimum': 0, 'exclusiveMinimum': True,
+     'maximum': 1.5},
+])
+@pytest.mark.parametrize('value', [
+    '5', '11', '-1', '0', '1.5', '1.6', '9' * 45, 'x', 3, 1.2, 12,
+])
+def test_digit_strings_bounded_as_jsonschema_bounds_them(schema, value):
+    check = fastschema.checker_for(schema, util._FAST_FORMATS)
+    assert check(value) is util.validator_for(schema).is_valid(value)

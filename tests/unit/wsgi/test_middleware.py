@@ -102,3 +102,40 @@ def test_outermost_adds_cors_when_configured():
         '/x', headers={'Origin': 'http://a.example.com'}).get_response(app)
     assert resp.headers['Access-Control-Allow-Origin'] == (
         'http://a.example.com')
+
+
+@pytest.mark.parametrize('environ,message', [
+    ({'PATH_INFO': '/a/\xff'}, b'The path is not valid UTF-8.'),
+    ({'PATH_INFO': '/a/\x00'}, b'The path holds a NUL character.'),
+    ({'QUERY_STRING': 'name=%ff'}, b'The query string is not valid UTF-8.'),
+    ({'QUERY_STRING': 'n=%ed%a0%80'},
+     b'The query string is not valid UTF-8.'),
+    ({'QUERY_STRING': 'name=a%00'},
+     b'The query string holds a NUL character.'),
+    ({'HTTP_X_AUTH_TOKEN': 'tok\xff'},
+     b'The X-Auth-Token header is not valid UTF-8.'),
+])
+def test_request_checks_refuse_what_is_not_text(environ, message):
+    app = middleware.RequestChecks(_echo, _error_app)
+    req = webob.Request.blank('/')
+    req.environ.update(environ)
+    resp = req.get_response(app)
+    assert (resp.status_int, resp.body) == (400, message)
+
+
+def test_request_checks_take_utf8_text():
+    app = middleware.RequestChecks(_echo, _error_app)
+    req = webob.Request.blank('/a/%C3%A9?name=%C3%A9+x&b=%2B')
+    req.headers['X-Auth-Token'] = 'admin'
+    assert req.get_response(app).status_int == 200
+
+
+def test_placement_refuses_paths_that_are_not_utf8():
+    from services.placement import deploy
+    conf = _conf()
+    conf.set_override('auth_strategy', 'noauth2', group='api')
+    app = deploy.loadapp(conf)
+    resp = webob.Request.blank('/resource_providers/%ff', headers={
+        'X-Auth-Token': 'admin'}).get_response(app)
+    assert resp.status_int == 400
+    assert 'The path is not valid UTF-8.' in resp.json['errors'][0]['detail']

@@ -53,3 +53,48 @@ def test_empty_response(status):
     resp = util.empty_response(status)
     assert resp.status_int == status
     assert resp.body == b'' and 'Content-Type' not in resp.headers
+
+
+@pytest.mark.parametrize('body,message', [
+    (b'{"a": "\\ud800"}', 'field/attribute a: a NUL character or a lone '
+                          'UTF-16 surrogate is not allowed in a string.'),
+    (b'{"a": ["x", "\\udfff"]}', 'field/attribute a/1: '),
+    (b'{"a": {"b\\u0000": 1}}', 'field/attribute a/b\x00 (key): '),
+    (b'{"a": "\xed\xa0\x80"}', 'field/attribute a: '),
+    (b'[' * 33 + b']' * 33, 'The JSON body nests deeper than 32 levels.'),
+    (b'[' * 200000 + b']' * 200000,
+     'The JSON body nests deeper than 32 levels.'),
+    (b'[Infinity]', 'Malformed: Infinity is not a JSON number'),
+])
+def test_load_json_refuses_what_cannot_be_stored(body, message):
+    with pytest.raises(BadRequest) as info:
+        util.load_json(body, BadRequest, 'Malformed')
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize('body', [
+    b'{"a": "\\u00e9\\ud83d\\ude00"}', '{"a": "\u00e9"}'.encode(),
+    b'[' * 32 + b']' * 32, b'{"a": [1, {"b": "[[[[{{{{"}]}',
+])
+def test_load_json_takes_ordinary_documents(body):
+    assert util.load_json(body, BadRequest, 'Malformed') is not None
+
+
+DIGITS = {'type': ['integer', 'string'], 'pattern': '^-?[0-9]+$',
+          'minimum': 1, 'maximum': 2 ** 31 - 1}
+
+
+@pytest.mark.parametrize('value,valid', [
+    (1, True), ('1', True), ('2147483647', True), (2 ** 31, False),
+    ('2147483648', False), ('0', False), ('-5', False), ('9' * 5000, False),
+    ('1000000000000000000000000000000', False), ('x', False),
+])
+def test_digit_strings_are_bounded(value, valid):
+    assert util.validator_for(DIGITS).is_valid(value) is valid
+    assert util.is_valid(DIGITS, value) is valid
+
+
+def test_digit_string_error_names_the_string():
+    [error] = util.validator_for(DIGITS).iter_errors('2147483648')
+    assert error.message == (
+        "'2147483648' is greater than the maximum of 2147483647")
