@@ -14,11 +14,13 @@ from oslo_config import cfg
 import pytest
 
 from common import config
+from common.conf import _http_server
 from common.wsgi import server
 
 GROUP_OPTS = [cfg.HostAddressOpt('bind_host', default='0.0.0.0'),
               cfg.PortOpt('bind_port', default=8999),
-              cfg.IntOpt('threads', default=3)]
+              cfg.IntOpt('threads', default=3)] + \
+    _http_server.server_opts('berth-test')
 
 
 def _app(environ, start_response):
@@ -33,6 +35,8 @@ def test_make_server():
     assert srv.request_queue_size == 128
     assert srv.timeout == 60
     assert srv.server_name == 'berth-test'
+    assert srv.max_request_header_size == 65536
+    assert srv.keep_alive_conn_limit == 512
 
 
 def test_many_clients_keep_their_connections():
