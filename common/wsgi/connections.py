@@ -52,7 +52,7 @@ HEADERS_TOO_LARGE = _reject(
 NO_LENGTH = _reject('411 Length Required',
                     'A request body must have a Content-Length here.')
 BAD_LENGTH = _reject('400 Bad Request',
-                     'Conflicting Content-Length headers.')
+                     'Malformed or conflicting Content-Length headers.')
 TIMED_OUT = _reject('408 Request Timeout',
                     'The request did not arrive in time.')
 BUSY = _reject('503 Service Unavailable',
@@ -92,7 +92,8 @@ class Limits(object):
 class _Incoming(object):
     """The part of a connection's next request read so far."""
 
-    __slots__ = ('buf', 'deadline', 'head_len', 'need', 'scanned')
+    __slots__ = ('buf', 'deadline', 'head_len', 'need', 'scanned',
+                 'expect_continue')
 
     def __init__(self, data=b''):
         self.buf = bytearray(data)
@@ -104,6 +105,8 @@ class _Incoming(object):
         # the whole request takes.
         self.head_len = None
         self.need = None
+        # True while the client waits for "100 Continue" to send its body.
+        self.expect_continue = False
 
 
 def _header_fields(head):
@@ -158,25 +161,20 @@ def _judge_head(incoming, head, head_len, limits):
     lengths, chunked, expect = _header_fields(head)
     if chunked:
         return DISPATCH if streamed else NO_LENGTH
-    if len(set(lengths)) > 1:
+    if len(set(lengths)) > 1 or not all(v.isdigit() for v in lengths):
         return BAD_LENGTH
-    if not lengths:
-        length = 0
-    elif lengths[0].isdigit():
-        length = int(lengths[0])
-    else:
-        # NOTE: cheroot answers a malformed Content-Length with a 400.
+    length = int(lengths[0]) if lengths else 0
+    if streamed:
         return DISPATCH
-    if streamed or expect:
-        # NOTE: a client that expects "100 Continue" waits for it before
-        # it sends the body; cheroot's worker sends it.
-        return DISPATCH if streamed or length <= limits.max_body_size \
-            else TOO_LARGE
     if length > limits.max_body_size:
         return TOO_LARGE
     incoming.head_len = head_len
     incoming.need = head_len + length
     incoming.deadline = time.monotonic() + limits.body_timeout
+    # NOTE: such a client waits for "100 Continue" before it sends the
+    # body: the manager sends it (cheroot sends one more later, which
+    # HTTP allows).
+    incoming.expect_continue = expect and len(incoming.buf) < incoming.need
     return None
 
 
@@ -215,11 +213,16 @@ def _answer(conn, verdict):
     response = (b'HTTP/1.1 %s\r\nContent-Type: text/plain\r\n'
                 b'Content-Length: %d\r\nConnection: close\r\n\r\n%s' % (
                     verdict.status.encode('ascii'), len(body), body))
+    _send_nowait(conn, response)
+    conn.close()
+
+
+def _send_nowait(conn, data):
+    """Send a few bytes if the socket takes them now; never block."""
     try:
-        conn.socket.send(response)
+        conn.socket.send(data)
     except (OSError, ValueError):
         pass
-    conn.close()
 
 
 class BoundedConnectionManager(cheroot_connections.ConnectionManager):
@@ -264,6 +267,9 @@ class BoundedConnectionManager(cheroot_connections.ConnectionManager):
         """
         verdict = judge(incoming, self.limits)
         if verdict.action == 'wait':
+            if incoming.expect_continue:
+                incoming.expect_continue = False
+                _send_nowait(conn, b'HTTP/1.1 100 Continue\r\n\r\n')
             return False
         if sock_fd is not None:
             self._selector.unregister(sock_fd)
@@ -300,6 +306,10 @@ class BoundedConnectionManager(cheroot_connections.ConnectionManager):
 
     def _accept(self):
         """Accept one connection and wait for its first request."""
+        # NOTE: with TLS, cheroot's accept runs the handshake here, in the
+        # selector thread, bounded by server.timeout (make_server keeps it
+        # to header_timeout); terminate TLS in front where clients are not
+        # trusted.
         try:
             conn = self._from_server_socket(self.server.socket)
         except OSError as exc:

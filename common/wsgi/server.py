@@ -94,9 +94,11 @@ def make_server(app, host, port, threads, name, limits=None):
         # when a burst of clients (a scheduler fleet, a benchmark's boots)
         # connects at once.
         request_queue_size=128, limits=limits)
-    # NOTE: cheroot announces this as the keep-alive timeout; the
-    # connection manager closes idle connections after it.
-    server.timeout = limits.idle_timeout
+    # NOTE: cheroot's accept applies this to a new socket, before a TLS
+    # handshake it runs in the selector thread: keep that short. (The
+    # manager closes idle connections after limits.idle_timeout; cheroot
+    # only quotes this in HTTP/1.0 "Keep-Alive: timeout=" headers.)
+    server.timeout = limits.header_timeout
     # NOTE: cheroot reads the headers again once the manager has them;
     # its own limit must not be tighter.
     server.max_request_header_size = limits.max_header_size

@@ -173,8 +173,11 @@ def served(request, tmp_path_factory):
 
 
 def _warm(port, path, rounds=10, batch=16):
-    """Until a batch of parallel GETs is fast: every worker has built its
-    application (each uWSGI worker does on its first request)."""
+    """GET until a parallel batch is fast.
+
+    Then every worker has built its application (a uWSGI worker does on
+    its first request).
+    """
     with futures.ThreadPoolExecutor(batch) as pool:
         for _ in range(rounds):
             took = max(took for _, took in pool.map(

@@ -54,11 +54,14 @@ GET = b'GET /x HTTP/1.1\r\nHost: h\r\n\r\n'
      connections.TOO_LARGE),
     (b'POST /x HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n',
      connections.BAD_LENGTH),
-    (b'POST /x HTTP/1.1\r\nContent-Length: x\r\n\r\n', connections.DISPATCH),
+    (b'POST /x HTTP/1.1\r\nContent-Length: x\r\n\r\n',
+     connections.BAD_LENGTH),
+    (b'POST /x HTTP/1.1\r\nContent-Length: -5\r\n\r\n',
+     connections.BAD_LENGTH),
     (b'POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n',
      connections.NO_LENGTH),
     (b'POST /x HTTP/1.1\r\nContent-Length: 9\r\nExpect: 100-continue\r\n\r\n',
-     connections.DISPATCH),
+     connections.WAIT),
     (b'POST /x HTTP/1.1\r\nContent-Length: 5000\r\n'
      b'Expect: 100-continue\r\n\r\n', connections.TOO_LARGE),
     (b'PUT /upload HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n',
@@ -188,6 +191,22 @@ def test_large_headers_and_chunked_bodies_are_refused():
         assert _response(chunked).startswith(b'HTTP/1.1 411 ')
 
 
+def test_expect_continue_bodies_are_read_before_a_worker_sees_them():
+    with _serving(threads=1, header_timeout=30, body_timeout=30) as (
+            port, connect):
+        waiting = [connect(b'POST / HTTP/1.1\r\nContent-Length: 5\r\n'
+                           b'Expect: 100-continue\r\n\r\n')
+                   for _ in range(4)]
+        for sock in waiting:
+            assert sock.recv(64) == b'HTTP/1.1 100 Continue\r\n\r\n'
+        assert _get(port) == (200, b'got 0')
+        waiting[0].sendall(b'hello')
+        answer = waiting[0].recv(4096)
+        while b'got 5' not in answer:
+            answer += waiting[0].recv(4096)
+        assert b'200 OK' in answer
+
+
 def test_upload_paths_stream_bodies_of_any_size():
     with _serving() as (port, connect):
         body = b'x' * 100000
@@ -240,8 +259,8 @@ def test_without_idle_connections_a_client_over_the_limit_gets_503():
 def test_main_serves_with_the_group_limits(monkeypatch):
     from oslo_config import cfg
 
-    from common import config
     from common.conf import api as api_conf
+    from common import config
 
     def parse_args(args, cli_opts=()):
         conf = cfg.ConfigOpts()
