@@ -29,6 +29,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 
 import pytest
 
@@ -137,16 +138,16 @@ def _timed_get(port, path):
         return response.status, time.monotonic() - started
 
 
-def _refusal(port, length):
-    """What a POST announcing ``length`` body bytes and sending 3 gets.
+def _refusal(port, length, request_line=b'POST / HTTP/1.1'):
+    """What a request announcing ``length`` body bytes and sending 3 gets.
 
     :returns: (the first bytes answered, b'' if closed; seconds).
     """
     started = time.monotonic()
     with socket.create_connection(('127.0.0.1', port), timeout=5) as sock:
-        sock.sendall(b'POST / HTTP/1.1\r\nHost: x\r\nContent-Type: '
+        sock.sendall(b'%s\r\nHost: x\r\nContent-Type: '
                      b'application/json\r\nContent-Length: %d\r\n\r\n{"a'
-                     % length)
+                     % (request_line, length))
         try:
             answer = sock.recv(64)
         except ConnectionResetError:
@@ -220,6 +221,15 @@ def test_a_lying_content_length_is_refused_at_once(served):
     kind, name, port = served
     for length in (256 * 1024 * 1024, 100 * 1024 ** 3):
         answer, took = _refusal(port, length)
+        assert answer == b'' or answer.startswith(b'HTTP/1.1 4'), answer
+        assert took < ANSWER_WITHIN, took
+    if name == 'api':
+        # NOTE: the built-in server streams image data uploads; without a
+        # token the API refuses this one unread, and the server closes
+        # rather than reading 100 GB.
+        upload = b'PUT /image/v2/images/%s/file HTTP/1.1' % (
+            uuid.uuid4().hex.encode())
+        answer, took = _refusal(port, 100 * 1024 ** 3, upload)
         assert answer == b'' or answer.startswith(b'HTTP/1.1 4'), answer
         assert took < ANSWER_WITHIN, took
     assert _timed_get(port, APIS[name][2])[0] == 200

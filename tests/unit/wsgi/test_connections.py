@@ -86,8 +86,9 @@ def test_judge_a_trickle_as_the_whole():
 
 
 def _app(environ, start_response):
-    if environ['PATH_INFO'] == '/slow':
-        time.sleep(float(environ['QUERY_STRING'] or 1))
+    if environ['QUERY_STRING'] == 'deny':
+        start_response('401 Unauthorized', [('Content-Length', '0')])
+        return [b'']
     body = environ['wsgi.input'].read()
     start_response('200 OK', [('Content-Type', 'text/plain')])
     return [b'got %d' % len(body)]
@@ -213,6 +214,20 @@ def test_upload_paths_stream_bodies_of_any_size():
         assert _get(port, '/upload', body=body, method='PUT') == (
             200, b'got 100000')
         assert _get(port, '/other', body=body, method='PUT')[0] == 413
+
+
+def test_an_upload_refused_unread_closes_rather_than_drains():
+    with _serving() as (port, connect):
+        sock = connect(b'PUT /upload?deny HTTP/1.1\r\n'
+                       b'Content-Length: 100000000000\r\n\r\nab')
+        sock.settimeout(2)
+        answer = _response(sock)
+        assert answer.startswith(b'HTTP/1.1 401 ')
+        assert b'Connection: close' in answer
+        small = connect(b'PUT /upload?deny HTTP/1.1\r\n'
+                        b'Content-Length: 10\r\n\r\n0123456789'
+                        b'GET / HTTP/1.1\r\nConnection: close\r\n\r\n')
+        assert _response(small).count(b'HTTP/1.1 ') == 2
 
 
 def test_keep_alive_and_pipelined_requests():
