@@ -5,6 +5,8 @@
 
 from oslo_config import cfg
 
+from common.conf import _http_server
+
 api_group = cfg.OptGroup(
     'api', title='API options',
     help='Options shared by the HTTP APIs (placement and compute).')
@@ -76,12 +78,21 @@ Related options:
 ]
 
 
+# NOTE: the request limits of berth-api's built-in server (and of the
+# all-in-one's compute API); uwsgi has its own (etc/berth/).
+api_server_opts = _http_server.server_opts(
+    'berth-api', streamed="""
+Image data uploads (``PUT /image/v2/images/{image_id}/file``) are streamed
+to the image catalog: ``max_request_body_size`` does not bound them, and
+``body_timeout`` bounds each read of their body.""")
+
+
 def register_opts(conf):
     """Register the [api] options."""
     conf.register_group(api_group)
-    conf.register_opts(api_opts, group=api_group)
+    conf.register_opts(api_opts + api_server_opts, group=api_group)
 
 
 def list_opts():
     """Options for the sample config."""
-    return [(api_group, api_opts)]
+    return [(api_group, api_opts + api_server_opts)]

@@ -5,6 +5,8 @@
 
 from oslo_config import cfg
 
+from common.conf import _http_server
+
 placement_api_group = cfg.OptGroup(
     'placement_api', title='Placement API server options',
     help="""
@@ -28,7 +30,7 @@ The number of request threads of the built-in server.
 Each thread holds at most one database connection at a time, so keep
 [placement_database] max_pool_size plus max_overflow at or above this.
 """),
-]
+] + _http_server.server_opts('berth-placement-api')
 
 
 def register_opts(conf):

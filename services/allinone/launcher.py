@@ -17,13 +17,12 @@ import logging
 import threading
 import time
 
-from cheroot import wsgi as cheroot_wsgi
-
 from common import context as berth_context
 from common.placement import client as placement_client
 from common.placement import microversions
 from common import rpc
 from common import service
+from common.wsgi import server as wsgi_server
 from services.allinone import cells_setup
 from services.allinone import decisions
 from services.allinone import state as state_mod
@@ -47,16 +46,19 @@ class StartupError(Exception):
 
 
 class HTTPServer(object):
-    """One WSGI application on a threaded cheroot server, in a thread."""
+    """One WSGI application on a threaded cheroot server, in a thread.
 
-    def __init__(self, name, app, host, port, threads=HTTP_THREADS):
+    :param limits: the request limits
+        (:class:`common.wsgi.connections.Limits`; their defaults if None).
+    """
+
+    def __init__(self, name, app, host, port, threads=HTTP_THREADS,
+                 limits=None):
         self.name = name
-        self._server = cheroot_wsgi.Server(
-            (host, port), app, numthreads=threads, server_name=name,
-            # NOTE: as berth-placement-api: a burst of clients must not
-            # overflow a tiny listen backlog.
-            request_queue_size=128)
-        self._server.timeout = 60
+        # NOTE: the same server as berth-api's and berth-placement-api's,
+        # with the same bounds on idle and slow clients.
+        self._server = wsgi_server.make_server(app, host, port, threads,
+                                               name, limits)
         self._thread = None
 
     def start(self):
@@ -139,7 +141,9 @@ class AllInOne(object):
         self.placement_server = HTTPServer(
             'berth-placement-api', app, self.listen_host,
             self.placement_port,
-            threads=self.conf.placement_api.threads)
+            threads=self.conf.placement_api.threads,
+            limits=wsgi_server.limits_from(self.conf.placement_api,
+                                           'placement_api'))
         url = self.placement_server.start()
         state_mod.use_placement(self.conf, url)
         LOG.info('Placement serving on %s', url)
@@ -175,7 +179,9 @@ class AllInOne(object):
         app = api_deploy.loadapp(self.conf)
         self.api_server = HTTPServer('berth-api', app, self.listen_host,
                                      self.api_port,
-                                     threads=self.conf.api.threads)
+                                     threads=self.conf.api.threads,
+                                     limits=wsgi_server.limits_from(
+                                         self.conf.api, 'api'))
         LOG.info('API serving on %s', self.api_server.start())
 
     def wait_for_hosts(self, timeout=READY_TIMEOUT):

@@ -233,8 +233,41 @@ def test_stack_extra_initializes_then_starts_everything(tmp_path):
     conf = str(tmp_path / 'etc' / 'berth.conf')
     assert processes['b-sch'] == '%s/berth-scheduler --config-file %s ' % (
         tmp_path / 'bin', conf)
+    # NOTE: the APIs under uWSGI by default, as the systemd units.
+    assert processes['b-api'] == '%s/uwsgi --ini %s' % (
+        tmp_path / 'bin', tmp_path / 'etc' / 'berth-api-uwsgi.ini')
+    assert processes['b-plc'] == '%s/uwsgi --ini %s' % (
+        tmp_path / 'bin', tmp_path / 'etc' / 'berth-placement-uwsgi.ini')
+
+
+def test_threaded_mode_runs_the_built_in_servers(tmp_path):
+    lines = _run_plugin(tmp_path, 'stack post-config', 'stack extra',
+                        BERTH_WSGI='threaded')
+    processes = dict(line.split('\t') for line in lines('processes'))
+    conf = str(tmp_path / 'etc' / 'berth.conf')
     assert processes['b-api'].endswith(
         '--config-file %s --host 0.0.0.0 --port 8774' % conf)
+    assert processes['b-plc'].endswith(
+        '--config-file %s --host 0.0.0.0 --port 8778' % conf)
+
+
+def test_uwsgi_configs_are_the_shipped_ones_for_devstack(tmp_path):
+    """The units' config files, with devstack's address and workers."""
+    # NOTE: configure_berth's "install -o stack" fails without that user.
+    (tmp_path / 'etc').mkdir()
+    lines = _run_plugin(tmp_path, 'stack install', 'stack post-config')
+    assert lines('pip') == ['-e %s[uwsgi]' % ROOT]
+    inisets = [line.split('\t') for line in lines('iniset')]
+    conf = str(tmp_path / 'etc' / 'berth.conf')
+    for name, port in (('berth-api-uwsgi.ini', 8774),
+                       ('berth-placement-uwsgi.ini', 8778)):
+        path = tmp_path / 'etc' / name
+        with open(os.path.join(ROOT, 'etc', 'berth', name)) as f:
+            assert path.read_text() == f.read()
+        assert [line[1:] for line in inisets if line[0] == str(path)] == [
+            ['uwsgi', 'env', 'BERTH_CONFIG_FILE=' + conf],
+            ['uwsgi', 'http', '0.0.0.0:%d' % port],
+            ['uwsgi', 'processes', '2']]
 
 
 def test_compute_subnode_only_starts_its_agent(tmp_path):
@@ -248,7 +281,8 @@ def test_compute_subnode_only_starts_its_agent(tmp_path):
 def test_eventlet_mode_installs_the_extra_and_sets_the_variable(tmp_path):
     """BERTH_EVENTLET=True: berth[eventlet] and BERTH_EVENTLET=1."""
     lines = _run_plugin(tmp_path, 'stack install', 'stack post-config',
-                        'stack extra', BERTH_EVENTLET='True')
+                        'stack extra', BERTH_EVENTLET='True',
+                        BERTH_WSGI='threaded')
     assert lines('pip') == ['-e %s[eventlet]' % ROOT]
     for line in lines('processes'):
         name, command = line.split('\t')

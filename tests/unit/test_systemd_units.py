@@ -10,6 +10,7 @@ each unit also goes through ``systemd-analyze verify``.
 """
 
 import configparser
+import importlib
 import os
 import shlex
 import shutil
@@ -31,10 +32,19 @@ UNITS = {
     'berth-compute.service': 'berth-compute',
     'berth-placement.service': 'berth-placement-api',
 }
+# NOTE: the two HTTP APIs run under uWSGI (unit -> its config file in
+# etc/berth/ and the WSGI module it serves); the other units run their
+# console script.
+UWSGI = {
+    'berth-api.service': ('berth-api-uwsgi.ini', 'services.api.wsgi'),
+    'berth-placement.service': ('berth-placement-uwsgi.ini',
+                                'services.placement.wsgi'),
+}
 # NOTE: the RPC services run common/service.py's launchers, which reload
-# the mutable options on SIGHUP. The HTTP servers do not handle SIGHUP,
-# whose default action would end them, so their units must not send it.
-RELOADABLE = {'berth-conductor', 'berth-scheduler', 'berth-compute'}
+# the mutable options on SIGHUP; a uWSGI master replaces its workers on
+# SIGHUP, and they read the config file again.
+RELOADABLE = {'berth-conductor', 'berth-scheduler', 'berth-compute',
+              'berth-api', 'berth-placement-api'}
 
 
 def _console_scripts():
@@ -63,16 +73,55 @@ def test_every_unit_is_known():
     assert found == set(UNITS)
 
 
-@pytest.mark.parametrize('unit', sorted(UNITS))
+def _exec_start(unit):
+    return shlex.split(_parse_unit(unit)['Service']['ExecStart'])
+
+
+def _uwsgi_ini(name):
+    """The [uwsgi] section of etc/berth/``name`` as {key: [values]}."""
+    values = {}
+    with open(os.path.join(ROOT, 'etc', 'berth', name)) as f:
+        for line in f:
+            key, sep, value = line.partition('=')
+            if sep and not line.startswith('#'):
+                values.setdefault(key.strip(), []).append(value.strip())
+    return values
+
+
+@pytest.mark.parametrize('unit', sorted(set(UNITS) - set(UWSGI)))
 def test_unit_runs_a_console_script_with_the_config_file(unit):
     """ExecStart is /usr/bin/<console script> --config-file <file>."""
-    argv = shlex.split(_parse_unit(unit)['Service']['ExecStart'])
+    argv = _exec_start(unit)
     binary = os.path.basename(argv[0])
     assert argv[0] == '/usr/bin/' + binary
     assert binary == UNITS[unit]
     assert binary in _console_scripts(), (
         '%s runs %s, which setup.cfg does not declare' % (unit, binary))
     assert argv[1:] == ['--config-file', CONFIG_FILE]
+
+
+@pytest.mark.parametrize('unit', sorted(UWSGI))
+def test_http_units_run_the_wsgi_application_under_uwsgi(unit):
+    """uwsgi --ini /etc/berth/<shipped ini>, serving the API's module."""
+    ini, module = UWSGI[unit]
+    assert _exec_start(unit) == ['/usr/bin/uwsgi', '--ini',
+                                 '/etc/berth/' + ini]
+    options = _uwsgi_ini(ini)
+    assert options['module'] == [module + ':application']
+    assert options['env'] == ['BERTH_CONFIG_FILE=' + CONFIG_FILE]
+    assert callable(importlib.import_module(module).application)
+    # NOTE: what makes it a production server: worker processes, a
+    # master that stops them on SIGTERM, and bounded requests.
+    assert int(options['processes'][0]) > 1
+    for key in ('master', 'die-on-term', 'lazy-apps', 'need-app',
+                'strict', 'no-orphans'):
+        assert options[key] == ['true'], key
+    for key in ('http-headers-timeout', 'http-timeout', 'socket-timeout',
+                'harakiri', 'limit-post', 'buffer-size'):
+        assert int(options[key][0]) > 0, key
+    # NOTE: the HTTP router, not http-socket: workers would read the
+    # headers themselves, and slow clients would hold them.
+    assert len(options['http']) == 1 and 'http-socket' not in options
 
 
 @pytest.mark.parametrize('unit', sorted(UNITS))
@@ -114,7 +163,8 @@ def test_systemd_analyze_verify(tmp_path):
     for unit in sorted(UNITS):
         with open(os.path.join(UNIT_DIR, unit)) as f:
             text = f.read()
-        text = text.replace('ExecStart=/usr/bin/%s ' % UNITS[unit],
+        binary = 'uwsgi' if unit in UWSGI else UNITS[unit]
+        text = text.replace('ExecStart=/usr/bin/%s ' % binary,
                             'ExecStart=/bin/true ')
         path = tmp_path / unit
         path.write_text(text)

@@ -13,12 +13,14 @@ import urllib.request
 from oslo_config import cfg
 import pytest
 
+from common.conf import _http_server
 from common import config
 from common.wsgi import server
 
 GROUP_OPTS = [cfg.HostAddressOpt('bind_host', default='0.0.0.0'),
               cfg.PortOpt('bind_port', default=8999),
-              cfg.IntOpt('threads', default=3)]
+              cfg.IntOpt('threads', default=3)] + \
+    _http_server.server_opts('berth-test')
 
 
 def _app(environ, start_response):
@@ -31,8 +33,10 @@ def test_make_server():
     assert srv.bind_addr == ('127.0.0.1', 0)
     assert srv.requests.min == 4
     assert srv.request_queue_size == 128
-    assert srv.timeout == 60
+    assert srv.timeout == 5
     assert srv.server_name == 'berth-test'
+    assert srv.max_request_header_size == 65536
+    assert srv.keep_alive_conn_limit == 512
 
 
 def test_many_clients_keep_their_connections():
@@ -115,3 +119,15 @@ def test_cli_opts_name_their_group():
     assert (host.dest, port.dest) == ('listen_host', 'port')
     assert '[placement_api] bind_host' in host.help
     assert '[placement_api] bind_port' in port.help
+
+
+def test_the_all_in_one_serves_with_the_same_bounded_server():
+    from common.wsgi import connections
+    from services.allinone import launcher
+
+    limits = connections.Limits(header_timeout=2)
+    http = launcher.HTTPServer('berth-test', _app, '127.0.0.1', 0, 2,
+                               limits=limits)
+    assert isinstance(http._server, server.Server)
+    assert http._server.limits is limits
+    assert http._server.requests.min == 2
