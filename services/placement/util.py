@@ -18,6 +18,7 @@ from oslo_utils import timeutils
 from common.wsgi import util as wsgi_util
 from services.placement import errors
 from services.placement import microversion
+from services.placement.schemas import fields
 
 CONTEXT_KEY = 'placement.context'
 QUERY_KEY = 'placement.query'
@@ -58,13 +59,17 @@ def validate(data, schema, prefix='JSON does not validate'):
 
     The detail carries jsonschema's own report ("... Failed validating
     'pattern' in schema ... On instance['name']"), which names both the
-    offending field and the rule it broke, as upstream clients expect.
+    offending field and the rule it broke, as upstream clients expect;
+    for the fields of :mod:`services.placement.schemas.fields` that refuse
+    what no database or encoder takes (a NUL, a lone surrogate, a limit
+    beyond the column), it says that in words instead.
     """
     if wsgi_util.is_valid(schema, data):
         return
     validator = wsgi_util.validator_for(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    raise errors.BadRequest('%s: %s' % (prefix, error))
+    raise errors.BadRequest('%s: %s' % (prefix,
+                                        fields.refusal(error) or error))
 
 
 def extract_json(req, schema):
