@@ -91,7 +91,8 @@ ALLOCATIONS_DICT = {
         UUID_PATTERN: {
             'type': 'object',
             'properties': {
-                'generation': fields.GENERATION,
+                # NOTE: never stored nor compared, so not bounded.
+                'generation': {'type': 'integer'},
                 'resources': RESOURCES,
             },
             'required': ['resources'],
