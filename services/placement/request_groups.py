@@ -61,23 +61,22 @@ def _parse_in_tree(value, param):
     return util.normalize_uuid(value)
 
 
-def _collect(req):
-    """{suffix: {kind: [values]}} over every group parameter of ``req``."""
+def _collect(params):
+    """{suffix: {kind: [values]}} over every group parameter of ``params``.
+
+    :param params: :func:`util.query_params` of the request.
+    """
     found = collections.OrderedDict()
-    for key in req.GET.keys():
+    for key, values in params.items():
         match = _KEY.match(key)
-        if not match:
-            continue
-        kind, suffix = match.groups()
-        kinds = found.setdefault(suffix, {})
-        # NOTE: webob repeats a key once per value; keep each value once.
-        if kind not in kinds:
-            kinds[kind] = req.GET.getall(key)
+        if match:
+            kind, suffix = match.groups()
+            found.setdefault(suffix, {})[kind] = values
     return found
 
 
-def _parse_root_required(ctx, req, version):
-    values = req.GET.getall('root_required')
+def _parse_root_required(ctx, params, version):
+    values = params.get('root_required')
     if not values:
         return query.NO_TRAITS
     value = values[0]
@@ -90,9 +89,9 @@ def _parse_root_required(ctx, req, version):
                                 param='root_required')
 
 
-def _parse_same_subtree(req, suffixes):
+def _parse_same_subtree(params, suffixes):
     result = []
-    for value in req.GET.getall('same_subtree'):
+    for value in params.get('same_subtree', ()):
         names = value.split(',')
         if any(name == '' for name in names):
             raise errors.BadRequest(
@@ -134,39 +133,23 @@ def _check_orphans(raw, version):
         raise errors.BadRequest('All request groups must specify resources.')
 
 
-def parse(ctx, req, version):
-    """Parse the query of a candidates request into a CandidateRequest.
+def _parse_group(ctx, suffix, kinds, version):
+    """The RequestGroup of one suffix from its {kind: [values]}."""
+    resources = {}
+    if 'resources' in kinds:
+        resources = query.parse_resources(
+            ctx, kinds['resources'][-1], param='resources' + suffix)
+    traits = query.parse_required(
+        ctx, kinds.get('required', []), version, param='required' + suffix)
+    member_of = query.parse_member_of(kinds.get('member_of', []), version)
+    in_tree = None
+    if 'in_tree' in kinds:
+        in_tree = _parse_in_tree(kinds['in_tree'][-1], 'in_tree' + suffix)
+    return RequestGroup(suffix, resources, traits, member_of, in_tree)
 
-    The query string's shape has already been checked against the schema
-    of the microversion; this checks values and the rules between them.
 
-    :raises errors.BadRequest: with upstream's messages.
-    """
-    raw = _collect(req)
-    _check_orphans(raw, version)
-    groups = []
-    for suffix, kinds in raw.items():
-        resources = {}
-        if 'resources' in kinds:
-            resources = query.parse_resources(
-                ctx, kinds['resources'][-1], param='resources' + suffix)
-        traits = query.parse_required(
-            ctx, kinds.get('required', []), version,
-            param='required' + suffix)
-        member_of = query.parse_member_of(kinds.get('member_of', []),
-                                          version)
-        in_tree = None
-        if 'in_tree' in kinds:
-            in_tree = _parse_in_tree(kinds['in_tree'][-1], 'in_tree' + suffix)
-        groups.append(RequestGroup(suffix, resources, traits, member_of,
-                                   in_tree))
-    if any(g.suffix == '' and not g.resources for g in groups):
-        # NOTE: only suffixed groups may be resourceless (1.36), and only
-        # as members of a same_subtree.
-        raise errors.BadRequest('All request groups must specify resources.')
-    groups.sort(key=lambda g: (g.suffix != '', g.suffix))
-    suffixes = {g.suffix for g in groups if g.suffix}
-    same_subtree = _parse_same_subtree(req, suffixes)
+def _check_resourceless(groups, same_subtree):
+    """Only suffixed groups named in a same_subtree may lack resources."""
     in_subtree = {s for names in same_subtree for s in names}
     for group in groups:
         if group.suffix and not group.resources and (
@@ -175,15 +158,45 @@ def parse(ctx, req, version):
                 'Resourceless suffixed group request should be specified '
                 'in `same_subtree` query param: bad group(s) - %s.'
                 % [group.suffix], code=errors.QUERYPARAM_BAD_VALUE)
-    policies = req.GET.getall('group_policy')
-    group_policy = policies[0] if policies else None
+
+
+def _first(params, name):
+    """The first value of ``name`` or None."""
+    values = params.get(name)
+    return values[0] if values else None
+
+
+def parse(ctx, req, version):
+    """Parse the query of a candidates request into a CandidateRequest.
+
+    The query string's shape has already been checked against the schema
+    of the microversion; this checks values and the rules between them.
+    Every parameter is read from one map built in one pass over the query
+    (:func:`util.query_params`), so the work is linear in its length.
+
+    :raises errors.BadRequest: with upstream's messages.
+    """
+    params = util.query_params(req)
+    raw = _collect(params)
+    _check_orphans(raw, version)
+    groups = [_parse_group(ctx, suffix, kinds, version)
+              for suffix, kinds in raw.items()]
+    if any(g.suffix == '' and not g.resources for g in groups):
+        # NOTE: only suffixed groups may be resourceless (1.36), and only
+        # as members of a same_subtree (checked below).
+        raise errors.BadRequest('All request groups must specify resources.')
+    groups.sort(key=lambda g: (g.suffix != '', g.suffix))
+    suffixes = {g.suffix for g in groups if g.suffix}
+    same_subtree = _parse_same_subtree(params, suffixes)
+    _check_resourceless(groups, same_subtree)
+    group_policy = _first(params, 'group_policy')
     with_resources = [g for g in groups if g.suffix and g.resources]
     if len(with_resources) > 1 and group_policy is None:
         raise errors.BadRequest(
             'The "group_policy" parameter is required when specifying '
             'more than one "resources{N}" parameter.')
-    limits = req.GET.getall('limit')
-    limit = int(limits[0]) if limits else None
-    return CandidateRequest(groups, group_policy, limit,
-                            _parse_root_required(ctx, req, version),
+    limit = _first(params, 'limit')
+    return CandidateRequest(groups, group_policy,
+                            None if limit is None else int(limit),
+                            _parse_root_required(ctx, params, version),
                             same_subtree)

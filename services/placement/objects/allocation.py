@@ -276,6 +276,32 @@ def _owner(req, current):
     return project, user
 
 
+def _planned_write(conn, req, consumers):
+    """What remains to write for one consumer request, or None.
+
+    A new consumer whose project, user and type exist is written here by
+    one statement (None is returned); otherwise the (req, current consumer
+    or None, project, user, type) to write once owners are looked up, the
+    last three None where nothing changes.
+    """
+    current = consumers.get(req.uuid)
+    project, user = _owner(req, current)
+    ctype = req.consumer_type
+    if current is not None and ctype == current['consumer_type']:
+        ctype = None
+    if current is None and consumer_obj.create_by_names(
+            conn, req.uuid, project, user, ctype):
+        return None
+    return req, current, project, user, ctype
+
+
+def _owner_ids(conn, writes):
+    """The owner ids of :func:`_planned_write` results, looked up at once."""
+    return consumer_obj.owner_ids(
+        conn, [w[2] for w in writes if w[2]], [w[3] for w in writes if w[3]],
+        [w[4] for w in writes if w[4]])
+
+
 def _write_consumers(conn, requests, consumers):
     """Create, or bump and update, every consumer that keeps allocations.
 
@@ -285,38 +311,23 @@ def _write_consumers(conn, requests, consumers):
     first; for the common re-claim by the same owner there is nothing to
     look up.
     """
-    writes = []
-    for req in requests:
-        if not req.allocations:
-            continue
-        current = consumers.get(req.uuid)
-        project, user = _owner(req, current)
-        ctype = req.consumer_type
-        if current is not None and ctype == current['consumer_type']:
-            ctype = None
-        if current is None and consumer_obj.create_by_names(
-                conn, req.uuid, project, user, ctype):
-            continue
-        writes.append((req, current, project, user, ctype))
+    writes = [_planned_write(conn, req, consumers)
+              for req in requests if req.allocations]
+    writes = [write for write in writes if write is not None]
     if not writes:
         return
-    owners = consumer_obj.owner_ids(
-        conn, [w[2] for w in writes if w[2]], [w[3] for w in writes if w[3]],
-        [w[4] for w in writes if w[4]])
+    owners = _owner_ids(conn, writes)
     for req, current, project, user, ctype in writes:
-        project_pk = owners['project'].get(project)
-        user_pk = owners['user'].get(user)
-        type_pk = owners['consumer_type'].get(ctype)
+        pks = (owners['project'].get(project), owners['user'].get(user),
+               owners['consumer_type'].get(ctype))
         if current is None:
-            consumer_obj.create(conn, req.uuid, project_pk, user_pk, type_pk)
+            consumer_obj.create(conn, req.uuid, *pks)
             continue
-        changes = {}
-        if project_pk is not None:
-            changes['project_id'] = project_pk
-        if user_pk is not None:
-            changes['user_id'] = user_pk
-        if type_pk is not None:
-            changes['consumer_type_id'] = type_pk
+        # NOTE: only what changed is written; a re-claim by the same owner
+        # just bumps the generation.
+        changes = {column: pk for column, pk in zip(
+            ('project_id', 'user_id', 'consumer_type_id'), pks)
+            if pk is not None}
         consumer_obj.increment_generation(conn, current, **changes)
 
 
@@ -327,9 +338,6 @@ def _allocation_rows(requests, providers, class_ids, now):
             for r in requests
             for rp_uuid, resources in sorted(r.allocations.items())
             for rc_name, amount in sorted(resources.items())]
-
-
-_INSERT = _A.insert()
 
 
 def _allocations_of(single):
@@ -418,6 +426,11 @@ def _load_and_check(conn, requests, class_ids, existing):
               for rc_name, amount in sorted(resources.items())]
     _check_capacity(wanted, providers, inventory, class_ids)
     return providers
+
+
+# NOTE: built once; replace_all_in_transaction runs it with every row of a
+# claim (an executemany).
+_INSERT = _A.insert()
 
 
 @placement_db.writer_connection

@@ -135,6 +135,14 @@ def _empty():
     return {'allocation_requests': [], 'provider_summaries': {}}
 
 
+def _aggregate_uuids(member_of):
+    """Every aggregate uuid a MemberOf names (wanted or forbidden)."""
+    uuids = set(member_of.forbidden)
+    for wanted in member_of.any_of:
+        uuids |= wanted
+    return uuids
+
+
 def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings,
           view=None):
     """The response when each provider stands alone (the common case).
@@ -147,10 +155,7 @@ def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings,
     :param view: a provider_cache View: answer from it rather than SQL.
     """
     group = creq.groups[0]
-    agg_uuids = set(group.member_of.forbidden)
-    for wanted in group.member_of.any_of:
-        agg_uuids |= wanted
-    agg_ids = cq.aggregate_ids(conn, agg_uuids)
+    agg_ids = cq.aggregate_ids(conn, _aggregate_uuids(group.member_of))
     if view is not None:
         return memory.respond(
             ctx, conn, view, group, version, rc_ids,
@@ -159,6 +164,7 @@ def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings,
     resources = {rc_ids[n]: amount for n, amount in group.resources.items()}
     any_of = tuple(frozenset(agg_ids[u] for u in wanted if u in agg_ids)
                    for wanted in group.member_of.any_of)
+    # NOTE: a member_of naming only unknown aggregates matches nothing.
     if any(not wanted for wanted in any_of):
         return _empty()
     forbidden = frozenset(agg_ids[u] for u in group.member_of.forbidden
@@ -171,7 +177,17 @@ def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings,
     chosen = settings.take(rows)
     if not chosen:
         return _empty()
-    names = {rc: name for name, rc in rc_ids.items()}
+    return _flat_body(ctx, conn, version, chosen, inventories, resources,
+                      {rc: name for name, rc in rc_ids.items()})
+
+
+def _flat_body(ctx, conn, version, chosen, inventories, resources, names):
+    """Render the flat SQL path's chosen (provider id, uuid) rows.
+
+    :param inventories: {provider id: [(class id, capacity, used)]} of the
+        requested classes, as read with the candidates.
+    :param names: {class id: name} of the requested classes; grows.
+    """
     pids = [pid for pid, _uuid in chosen]
     tree = {pid: (uuid, None, pid) for pid, uuid in chosen}
     # NOTE: the requested classes were read with the candidates; from
@@ -181,10 +197,7 @@ def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings,
         others = cq.inventories(conn, pids, other_than=set(resources))
         for pid, entries in others.items():
             inventories[pid] = sorted(inventories[pid] + entries)
-    for rows in inventories.values():
-        for rc, _cap, _used in rows:
-            if rc not in names:
-                names[rc] = catalog.RESOURCE_CLASSES.name_for(ctx, rc)
+    _name_classes(ctx, inventories, names)
     traits = cq.trait_names(conn, pids) if version >= (1, 17) else {}
     return {
         'allocation_requests': render.single_provider_requests(
@@ -193,6 +206,14 @@ def _flat(ctx, conn, creq, version, rc_ids, in_tree_roots, settings,
             version, sorted(pids), {p: u for p, u in chosen}, inventories,
             traits, tree, names),
     }
+
+
+def _name_classes(ctx, inventories, names):
+    """Add to ``names`` the name of every class id in ``inventories``."""
+    for rows in inventories.values():
+        for rc, _cap, _used in rows:
+            if rc not in names:
+                names[rc] = catalog.RESOURCE_CLASSES.name_for(ctx, rc)
 
 
 class _LazyOptions(object):
@@ -432,28 +453,44 @@ def _group_plan(group, chosen, anchors, rc_ids, traits):
     return combine.GroupPlan('', resources, True, _LazyOptions(compute))
 
 
-def _respond(ctx, conn, creq, version, rc_ids, candidates, tree):
-    """Render the candidates and summarise their providers."""
+def _providers_of(candidates):
+    """(providers allocated from, providers named by the mappings)."""
     used = set()
     mapped = set()
+    # NOTE: many candidates share their allocations or mappings (the same
+    # providers in another group order); each distinct one is read once.
     for allocations in {allocations for allocations, _m in candidates}:
         used.update(pid for (pid, _rc), _amount in allocations)
     for mappings in {mappings for _a, mappings in candidates}:
         for _suffix, pids in mappings:
             mapped.update(pids)
-    if version >= (1, 29):
-        roots = {tree[p][2] for p in used if p in tree}
-        missing = used - set(tree)
-        if missing:
-            extra = cq.providers(conn, ids=missing)
-            roots |= {root for _u, _p, root in extra.values()}
-        known_roots = {r for _u, _p, r in tree.values()}
-        if roots - known_roots:
-            tree.update(cq.providers(conn, root_ids=roots - known_roots))
-        summarised = sorted(p for p, info in tree.items()
-                            if info[2] in roots)
-    else:
-        summarised = sorted(used)
+    return used, mapped
+
+
+def _summarised(conn, version, used, tree):
+    """The sorted ids of the providers the summaries show.
+
+    From 1.29 every provider of each tree a candidate uses is summarised
+    (``tree`` is completed with the trees it lacks); before, only the
+    providers allocated from.
+    """
+    if version < (1, 29):
+        return sorted(used)
+    roots = {tree[p][2] for p in used if p in tree}
+    missing = used - set(tree)
+    if missing:
+        extra = cq.providers(conn, ids=missing)
+        roots |= {root for _u, _p, root in extra.values()}
+    known_roots = {r for _u, _p, r in tree.values()}
+    if roots - known_roots:
+        tree.update(cq.providers(conn, root_ids=roots - known_roots))
+    return sorted(p for p, info in tree.items() if info[2] in roots)
+
+
+def _respond(ctx, conn, creq, version, rc_ids, candidates, tree):
+    """Render the candidates and summarise their providers."""
+    used, mapped = _providers_of(candidates)
+    summarised = _summarised(conn, version, used, tree)
     missing = (used | mapped | set(summarised)) - set(tree)
     if missing:
         tree.update(cq.providers(conn, ids=missing))
@@ -463,10 +500,7 @@ def _respond(ctx, conn, creq, version, rc_ids, candidates, tree):
         rc_filter = set(rc_ids.values())
     inventories = cq.inventories(conn, summarised, rc_filter)
     names = {}
-    for rows in inventories.values():
-        for rc, _cap, _used in rows:
-            if rc not in names:
-                names[rc] = catalog.RESOURCE_CLASSES.name_for(ctx, rc)
+    _name_classes(ctx, inventories, names)
     for name, rc in rc_ids.items():
         names[rc] = name
     traits = cq.trait_names(conn, summarised) if version >= (1, 17) else {}

@@ -104,18 +104,7 @@ class Plan(object):
                 self.checks_at[max(members)].append(members)
         self.twin_of = [None] * len(groups)
         if not distinct_mappings:
-            memberships = [frozenset(n for n, members in enumerate(lists)
-                                     if i in members)
-                           for i in range(len(groups))]
-            for i, group in enumerate(groups):
-                for j in range(i - 1, -1, -1):
-                    other = groups[j]
-                    if (not group.spread and not other.spread and
-                            group.signature is not None and
-                            group.signature == other.signature and
-                            memberships[i] == memberships[j]):
-                        self.twin_of[i] = j
-                        break
+            self.twin_of = _twins(groups, lists)
         self._ancestors = {}
 
     def ancestors(self, pid):
@@ -131,8 +120,39 @@ class Plan(object):
         return found
 
 
+def _twins(groups, lists):
+    """For each group, the index of an earlier interchangeable one, or None.
+
+    Two granular groups are interchangeable when they ask the same (equal
+    signatures) and belong to the same same_subtree lists; when the answer
+    shows no mappings, exploring one order of their providers is enough.
+
+    :param lists: the same_subtree lists as tuples of group indexes.
+    """
+    memberships = [frozenset(n for n, members in enumerate(lists)
+                             if i in members)
+                   for i in range(len(groups))]
+    twin_of = [None] * len(groups)
+    for i, group in enumerate(groups):
+        if group.spread or group.signature is None:
+            continue
+        for j in range(i - 1, -1, -1):
+            other = groups[j]
+            if (not other.spread and group.signature == other.signature and
+                    memberships[i] == memberships[j]):
+                twin_of[i] = j
+                break
+    return twin_of
+
+
 def _matching_exists(option_lists):
     """True when every list can get its own distinct provider (Kuhn)."""
+    # NOTE: owner maps a provider to the list that holds it. assign(i)
+    # tries i's providers in turn; a provider already owned is taken over
+    # if its owner can move to another one (an augmenting path), so a
+    # failure is certain, not an artefact of the order tried. At most
+    # len(lists) augmentations of len(providers) steps each: far cheaper
+    # than enumerating the combinations that would all fail.
     owner = {}
 
     def assign(i, seen):
@@ -149,6 +169,10 @@ def _matching_exists(option_lists):
 
 
 def _same_subtree_ok(plan, chosen, members):
+    """True when one chosen provider of ``members`` is an ancestor (or the
+    same) of all the others, i.e. they lie in one subtree."""
+    # NOTE: the top must be one of the chosen providers (the API's rule),
+    # so only those are tried, with their cached ancestor sets.
     pids = [chosen[i] for i in members]
     for top in set(pids):
         if all(top in plan.ancestors(pid) for pid in pids):
@@ -168,6 +192,9 @@ def _tree_options(plan, root):
         if not found:
             return None
         options.append(found)
+    # NOTE: under isolate a tree whose granular groups cannot each have
+    # their own provider would be searched in full for nothing; a matching
+    # proves it in polynomial time first.
     granular = [i for i, g in enumerate(plan.groups) if not g.spread]
     if plan.isolate and len(granular) > 1 and not _matching_exists(
             [options[i] for i in granular]):
@@ -193,6 +220,11 @@ def _add_if_fits(capacity, added, amounts):
         would exceed its capacity or max_unit (``added`` is then as it
         was).
     """
+    # NOTE: ``added`` is the running total of the whole partial candidate
+    # (all levels above), so a spread option that puts two classes, or a
+    # later group, on one provider is checked against the sum. It is
+    # updated in place and undone on failure rather than copied, so a
+    # tried option allocates nothing but its list of changes.
     changes = []
     for pid, rc, amount in amounts:
         key = (pid, rc)
@@ -256,6 +288,12 @@ def root_candidates(plan, root):
     options = _tree_options(plan, root)
     if options is None:
         return
+    # NOTE: the search state, one slot per group (level): position is the
+    # index of the option chosen there (-1: the level is entered anew),
+    # pushed the amounts it added (to undo before trying the next option),
+    # chosen/mapping what it chose; taken holds the providers of isolated
+    # groups above. Going down a level keeps everything above; going up
+    # undoes the level's choice at the next visit.
     groups = plan.groups
     count = len(groups)
     isolating = [plan.isolate and not g.spread for g in groups]
@@ -300,6 +338,9 @@ def root_candidates(plan, root):
 
 def _finish(plan, mapping, added):
     """The Candidate of a complete choice, or None if it is excluded."""
+    # NOTE: before 1.29 a client could not tell providers of one tree
+    # apart in the answer, so a candidate takes resources from at most one
+    # provider per tree.
     if not plan.nested_aware:
         pids = {pid for pid, _rc in added}
         if len({plan.root_of[pid] for pid in pids}) != len(pids):
@@ -317,6 +358,10 @@ def spread_options(per_class, check=None):
     :param check: a function of the option's distinct providers returning
         False to drop it (the group's required traits).
     """
+    # NOTE: the unsuffixed group may take each class from another provider
+    # of the tree; its required traits then count over the providers
+    # chosen together, so they are checked per combination, not per
+    # provider.
     result = []
     for option in itertools.product(*per_class):
         if check is None or check(set(option)):
@@ -351,6 +396,8 @@ def generate(plan, strategy='breadth-first'):
             key = (allocations, mappings)
         else:
             key = allocations
+        # NOTE: without mappings (before 1.34) two choices with the same
+        # allocations look the same to the client: one is shown.
         if key in seen:
             continue
         seen.add(key)
@@ -358,6 +405,9 @@ def generate(plan, strategy='breadth-first'):
 
 
 def _round_robin(generators):
+    """One item of each generator in turn, dropping those exhausted."""
+    # NOTE: breadth-first so that a limit or cap spreads the answer over
+    # many trees instead of exhausting the first one.
     live = list(generators)
     while live:
         still = []

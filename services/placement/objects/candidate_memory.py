@@ -29,10 +29,47 @@ def _members(conn, aggregate_ids):
         .where(_RPA.c.aggregate_id.in_(sorted(aggregate_ids)))).scalars())
 
 
+class _TraitVerdicts(dict):
+    """{a provider's trait set: whether it meets the request}, filled lazily.
+
+    NOTE: thousands of providers share a handful of trait sets (and the
+    cached copies share the frozenset objects), so the set tests run once
+    per distinct set and every other provider costs one dict lookup.
+    """
+
+    def __init__(self, traits, root_traits):
+        super().__init__()
+        self.all_of = traits[0] | root_traits[0]
+        self.any_of = traits[1] + root_traits[1]
+        self.forbidden = traits[2] | root_traits[2]
+
+    def __missing__(self, has):
+        verdict = (self.all_of <= has and has.isdisjoint(self.forbidden) and
+                   not any(has.isdisjoint(one) for one in self.any_of))
+        self[has] = verdict
+        return verdict
+
+
+def _allowed_ids(in_aggregates, in_tree_root):
+    """The provider ids a candidate must be among, or None for any.
+
+    NOTE: on the flat path every provider is its own root, so ``in_tree``
+    admits exactly the provider of that id. One intersection per request
+    replaces a test per aggregate set per provider.
+    """
+    allowed = None
+    if in_tree_root is not None:
+        allowed = frozenset((in_tree_root,))
+    for members in in_aggregates:
+        allowed = members if allowed is None else allowed & members
+    return allowed
+
+
 def matching(view, resources, traits, root_traits, in_aggregates,
              not_in_aggregates, in_tree_root, bound):
     """The providers of ``view`` that alone satisfy the group, in id order.
 
+    :param view: a flat provider_cache View (no provider has a parent).
     :param resources: {class id: amount}.
     :param traits: (all_of ids, tuple of any_of id sets, forbidden ids).
     :param root_traits: the same for root_required; a flat provider is
@@ -45,10 +82,15 @@ def matching(view, resources, traits, root_traits, in_aggregates,
     :returns: list of cached Provider objects.
     """
     wanted = sorted(resources.items())
-    all_of = traits[0] | root_traits[0]
-    any_of = traits[1] + root_traits[1]
-    forbidden = traits[2] | root_traits[2]
+    allowed = _allowed_ids(in_aggregates, in_tree_root)
+    verdicts = _TraitVerdicts(traits, root_traits)
+    # NOTE: -1 never equals a length, so "no bound" costs no extra test.
+    stop_at = -1 if bound is None else bound
     found = []
+    # NOTE: this loop visits every cached provider on every flat request
+    # (thousands), so it calls nothing and allocates nothing per provider:
+    # capacity is tested inline (upstream's formula, inventory.fits), the
+    # aggregate and tree filters are one set, the traits a cached verdict.
     for provider in view.providers:
         inventory = provider.inventory
         for rc, amount in wanted:
@@ -56,25 +98,18 @@ def matching(view, resources, traits, root_traits, in_aggregates,
             if entry is None:
                 break
             capacity, used, min_unit, max_unit, step = entry
-            if (used + amount > capacity or amount < min_unit or
-                    amount > max_unit or amount % step):
+            if not (min_unit <= amount <= max_unit and
+                    used + amount <= capacity) or amount % step:
                 break
         else:
             pid = provider.id
-            if in_tree_root is not None and provider.root_id != in_tree_root:
+            if pid in not_in_aggregates or (
+                    allowed is not None and pid not in allowed):
                 continue
-            if pid in not_in_aggregates or any(
-                    pid not in members for members in in_aggregates):
-                continue
-            has = provider.traits
-            if forbidden and not has.isdisjoint(forbidden):
-                continue
-            if all_of and not all_of <= has:
-                continue
-            if any_of and any(has.isdisjoint(one) for one in any_of):
+            if not verdicts[provider.traits]:
                 continue
             found.append(provider)
-            if bound is not None and len(found) >= bound:
+            if len(found) == stop_at:
                 break
     return found
 

@@ -43,30 +43,9 @@ _RP = tables.resource_providers
 _INV = tables.inventories
 _RPT = tables.resource_provider_traits
 
-_FIRST = operator.itemgetter(0)
-
 # A request that copies this many providers asks for a garbage collector
 # settle (common/gc_tuning.py).
 SETTLE_AFTER_LOADING = 100
-
-# One row per provider: what says whether a copy is still right.
-_SCAN = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
-                  _RP.c.usage_serial, _RP.c.parent_provider_id,
-                  _RP.c.root_provider_id)
-
-# NOTE: built once, with the ids as an expanding parameter: usually one
-# or two providers changed since the last request, and composing a
-# statement for them cost more than running it.
-_INVENTORY = (sa.select(_INV.c.resource_provider_id,
-                        _INV.c.resource_class_id, _INV.c.total,
-                        _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
-                        _INV.c.step_size, _INV.c.allocation_ratio,
-                        cq.INVENTORY_USED)
-              .where(_INV.c.resource_provider_id.in_(
-                  sa.bindparam('ids', expanding=True))))
-_TRAITS = (sa.select(_RPT.c.resource_provider_id, _RPT.c.trait_id)
-           .where(_RPT.c.resource_provider_id.in_(
-               sa.bindparam('ids', expanding=True))))
 
 
 class Provider(object):
@@ -123,6 +102,14 @@ class View(object):
         flat path does not handle.
         """
         return any(rc in p.inventory for p in self.sharing for rc in rc_ids)
+
+
+_FIRST = operator.itemgetter(0)
+
+# One row per provider: what says whether a copy is still right.
+_SCAN = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
+                  _RP.c.usage_serial, _RP.c.parent_provider_id,
+                  _RP.c.root_provider_id)
 
 
 class ProviderCache(object):
@@ -192,6 +179,21 @@ class ProviderCache(object):
         with self._lock:
             self._providers = {pid: copy for pid, copy in
                                self._providers.items() if pid in live_ids}
+
+
+# NOTE: built once, with the ids as an expanding parameter: usually one
+# or two providers changed since the last request, and composing a
+# statement for them cost more than running it.
+_INVENTORY = (sa.select(_INV.c.resource_provider_id,
+                        _INV.c.resource_class_id, _INV.c.total,
+                        _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
+                        _INV.c.step_size, _INV.c.allocation_ratio,
+                        cq.INVENTORY_USED)
+              .where(_INV.c.resource_provider_id.in_(
+                  sa.bindparam('ids', expanding=True))))
+_TRAITS = (sa.select(_RPT.c.resource_provider_id, _RPT.c.trait_id)
+           .where(_RPT.c.resource_provider_id.in_(
+               sa.bindparam('ids', expanding=True))))
 
 
 def _load(conn, rows):

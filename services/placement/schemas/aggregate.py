@@ -3,6 +3,8 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """JSON schemas for PUT /resource_providers/{uuid}/aggregates."""
 
+from services.placement.schemas import fields
+
 _AGGREGATE_LIST = {
     'type': 'array',
     'items': {'type': 'string', 'format': 'uuid'},
@@ -17,7 +19,7 @@ PUT_AGGREGATES_SCHEMA_V1_19 = {
     'type': 'object',
     'properties': {
         'aggregates': _AGGREGATE_LIST,
-        'resource_provider_generation': {'type': 'integer'},
+        'resource_provider_generation': fields.GENERATION,
     },
     'required': ['aggregates', 'resource_provider_generation'],
     'additionalProperties': False,

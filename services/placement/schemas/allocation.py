@@ -12,8 +12,10 @@ the consumer type (1.38); 1.34 allows ``mappings``.
 
 import copy
 
+from services.placement.schemas import fields
+
 # NOTE: the columns holding amounts are 32-bit signed integers everywhere.
-MAX_INT = 2147483647
+MAX_INT = fields.MAX_INT
 
 RC_PATTERN = '^[A-Z0-9_]+$'
 UUID_PATTERN = '^[0-9a-fA-F-]{36}$'
@@ -28,9 +30,9 @@ RESOURCES = {
     'additionalProperties': False,
 }
 
-_EXTERNAL_ID = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+_EXTERNAL_ID = fields.text(minLength=1, maxLength=255)
 
-CONSUMER_GENERATION = {'type': ['integer', 'null']}
+CONSUMER_GENERATION = fields.CONSUMER_GENERATION
 
 CONSUMER_TYPE = {'type': 'string', 'minLength': 1, 'maxLength': 255,
                  'pattern': CONSUMER_TYPE_PATTERN}
@@ -89,6 +91,7 @@ ALLOCATIONS_DICT = {
         UUID_PATTERN: {
             'type': 'object',
             'properties': {
+                # NOTE: never stored nor compared, so not bounded.
                 'generation': {'type': 'integer'},
                 'resources': RESOURCES,
             },

@@ -11,7 +11,9 @@ does not know is refused as "unexpected", as upstream does. Suffixed
 
 import copy
 
-_STRING = {'type': 'string'}
+from services.placement.schemas import fields
+
+_STRING = fields.TEXT
 _NUMBER_SUFFIX = '([1-9][0-9]*)?'
 _STRING_SUFFIX = '([a-zA-Z0-9_-]{1,64})?'
 
@@ -25,11 +27,8 @@ V1_10 = {
 }
 
 V1_16 = copy.deepcopy(V1_10)
-V1_16['properties']['limit'] = {
-    'type': 'string',
-    # NOTE: a positive integer; zero and negatives fail the pattern.
-    'pattern': '^[1-9][0-9]*$',
-}
+# NOTE: a positive integer within what SQL's LIMIT takes everywhere.
+V1_16['properties']['limit'] = fields.positive_digits()
 
 V1_17 = copy.deepcopy(V1_16)
 V1_17['properties']['required'] = _STRING

@@ -10,7 +10,9 @@ schema admits can overflow the database.
 
 import copy
 
-MAX_INT = 2147483647
+from services.placement.schemas import fields
+
+MAX_INT = fields.MAX_INT
 # NOTE: the largest single-precision float; MySQL's FLOAT column is that.
 MAX_FLOAT = 3.40282e+38
 RESOURCE_CLASS_PATTERN = '^[A-Z0-9_]+$'
@@ -45,19 +47,19 @@ POST['properties']['resource_class'] = {
 # NOTE: clients (and upstream's own fixtures) send the generation they
 # last saw; it is accepted for compatibility but a POST is not checked
 # against it, as upstream.
-POST['properties']['resource_provider_generation'] = {'type': 'integer'}
+POST['properties']['resource_provider_generation'] = fields.GENERATION
 POST['required'] = ['total', 'resource_class']
 
 # PUT .../inventories/{resource_class}: one record with the generation.
 PUT_ONE = copy.deepcopy(RECORD)
-PUT_ONE['properties']['resource_provider_generation'] = {'type': 'integer'}
+PUT_ONE['properties']['resource_provider_generation'] = fields.GENERATION
 PUT_ONE['required'] = ['total', 'resource_provider_generation']
 
 # PUT .../inventories: the whole set, keyed by class.
 PUT_ALL = {
     'type': 'object',
     'properties': {
-        'resource_provider_generation': {'type': 'integer'},
+        'resource_provider_generation': fields.GENERATION,
         'inventories': {
             'type': 'object',
             'patternProperties': {RESOURCE_CLASS_PATTERN: RECORD},

@@ -11,6 +11,7 @@ consumers, in the form of POST /allocations of the same microversion.
 import copy
 
 from services.placement.schemas import allocation
+from services.placement.schemas import fields
 from services.placement.schemas import inventory
 
 INVENTORIES = {
@@ -19,7 +20,7 @@ INVENTORIES = {
         allocation.UUID_PATTERN: {
             'type': 'object',
             'properties': {
-                'resource_provider_generation': {'type': 'integer'},
+                'resource_provider_generation': fields.GENERATION,
                 'inventories': {
                     'type': 'object',
                     'patternProperties': {

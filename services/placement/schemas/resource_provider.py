@@ -9,10 +9,12 @@ functions pick the one a request's version asks for.
 
 import copy
 
+from services.placement.schemas import fields
+
 _UUID = {'type': 'string', 'format': 'uuid'}
 # NOTE: the column is 200 characters wide; a longer name is refused
 # by the schema rather than truncated by the database.
-_NAME = {'type': 'string', 'maxLength': 200}
+_NAME = fields.text(maxLength=200)
 _PARENT = {'anyOf': [_UUID, {'type': 'null'}]}
 
 POST_V1_0 = {
@@ -45,19 +47,19 @@ PUT_V1_14['properties']['parent_provider_uuid'] = _PARENT
 LIST_V1_0 = {
     'type': 'object',
     'properties': {
-        'name': {'type': 'string'},
+        'name': fields.TEXT,
         'uuid': _UUID,
     },
     'additionalProperties': False,
 }
 LIST_V1_3 = copy.deepcopy(LIST_V1_0)
-LIST_V1_3['properties']['member_of'] = {'type': 'string'}
+LIST_V1_3['properties']['member_of'] = fields.TEXT
 LIST_V1_4 = copy.deepcopy(LIST_V1_3)
-LIST_V1_4['properties']['resources'] = {'type': 'string'}
+LIST_V1_4['properties']['resources'] = fields.TEXT
 LIST_V1_14 = copy.deepcopy(LIST_V1_4)
 LIST_V1_14['properties']['in_tree'] = _UUID
 LIST_V1_18 = copy.deepcopy(LIST_V1_14)
-LIST_V1_18['properties']['required'] = {'type': 'string'}
+LIST_V1_18['properties']['required'] = fields.TEXT
 
 _LIST_BY_VERSION = [((1, 18), LIST_V1_18), ((1, 14), LIST_V1_14),
                     ((1, 4), LIST_V1_4), ((1, 3), LIST_V1_3),

@@ -3,6 +3,8 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """JSON schemas for /traits and provider traits (microversion 1.6+)."""
 
+from services.placement.schemas import fields
+
 # A trait name as the API accepts it anywhere (standard or custom).
 TRAIT_NAME = {
     'type': 'string',
@@ -29,8 +31,8 @@ CUSTOM_TRAIT = {
 LIST_TRAITS_QUERY = {
     'type': 'object',
     'properties': {
-        'name': {'type': 'string'},
-        'associated': {'type': 'string'},
+        'name': fields.TEXT,
+        'associated': fields.TEXT,
     },
     'additionalProperties': False,
 }
@@ -43,7 +45,7 @@ SET_TRAITS_FOR_RP = {
             'type': 'array',
             'items': TRAIT_NAME,
         },
-        'resource_provider_generation': {'type': 'integer'},
+        'resource_provider_generation': fields.GENERATION,
     },
     'required': ['traits', 'resource_provider_generation'],
     'additionalProperties': False,

@@ -5,7 +5,9 @@
 
 import copy
 
-_EXTERNAL_ID = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+from services.placement.schemas import fields
+
+_EXTERNAL_ID = fields.text(minLength=1, maxLength=255)
 
 QUERY_V1_9 = {
     'type': 'object',
