@@ -21,8 +21,8 @@ import threading
 
 import oslo_messaging as messaging
 
-import common.conf
 from common import cell_rpc
+import common.conf
 from common import context as berth_context
 from common.db import cell_access as cell_access_mod
 from common.db import discovery

@@ -170,7 +170,8 @@ def _matching_exists(option_lists):
 
 def _same_subtree_ok(plan, chosen, members):
     """True when one chosen provider of ``members`` is an ancestor (or the
-    same) of all the others, i.e. they lie in one subtree."""
+    same) of all the others, i.e. they lie in one subtree.
+    """
     # NOTE: the top must be one of the chosen providers (the API's rule),
     # so only those are tried, with their cached ancestor sets.
     pids = [chosen[i] for i in members]

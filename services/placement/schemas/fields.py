@@ -7,10 +7,12 @@ Each encodes what a column or the response encoder can hold, once, so that
 a value the schema admits can be stored on SQLite, MariaDB and PostgreSQL
 and rendered back:
 
-* free text (names, external ids, query values) holds no NUL (PostgreSQL
-  refuses it in text) and no lone UTF-16 surrogate (the JSON escape
-  ``"\\ud800"`` decodes to one; the UTF-8 drivers and the encoder refuse
-  it). Fields with a pattern such as ``^[A-Z0-9_]+$`` exclude both already;
+* free text (names, external ids, query values) is a plain string here:
+  a NUL (PostgreSQL refuses it in text) or a lone UTF-16 surrogate (the
+  UTF-8 drivers and the encoder refuse it) never reaches a schema, since
+  the shared WSGI layer refuses both in every JSON body
+  (:func:`common.wsgi.util.load_json`) and in the path and query string
+  (:mod:`common.wsgi.middleware`), for placement and the compute API alike;
 * integers stay within the 32-bit signed columns that hold them
   (amounts, inventory fields; a generation leaves room for its bump) and,
   for ``limit``, within that range too (it becomes an SQL ``LIMIT``).
@@ -27,17 +29,10 @@ MIN_INT = -MAX_INT - 1
 # only placement's validate() reads it.
 REFUSAL = 'x-placement-refusal'
 
-# NOTE: written with escapes so that the schema itself stays printable
-# and JSON-encodable; re (and ECMAScript) read \xNN and \uNNNN.
-TEXT_PATTERN = '^[^\\x00\\ud800-\\udfff]*$'
-TEXT_REFUSAL = ('a NUL character or a lone UTF-16 surrogate is not allowed '
-                'in a string')
-
 
 def text(**constraints):
     """A free-text string schema, with extra keywords (``maxLength``...)."""
-    schema = {'type': 'string', 'pattern': TEXT_PATTERN,
-              REFUSAL: TEXT_REFUSAL}
+    schema = {'type': 'string'}
     schema.update(constraints)
     return schema
 

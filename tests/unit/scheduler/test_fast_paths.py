@@ -14,12 +14,12 @@ import pytest
 
 from common.numa import topology
 from common.objects import instance_group as group_obj
+from services.scheduler import answer_snapshot
 from services.scheduler import filters
 from services.scheduler.filters import compute_capabilities_filter as ccf
 from services.scheduler.filters import image_properties_filter as ipf
 from services.scheduler.filters import server_group_affinity_filter as saf
 from services.scheduler.filters import server_group_anti_affinity_filter as aaf
-from services.scheduler import answer_snapshot
 from services.scheduler import host_copy
 from services.scheduler import host_manager
 from services.scheduler import reservations
