@@ -29,6 +29,7 @@ from services.compute import instance_updater
 from services.compute import record_saver
 from services.compute import report as report_mod
 from services.compute import resource_tracker
+from services.compute import stuck_builds
 from services.compute import utils
 
 LOG = logging.getLogger(__name__)
@@ -287,6 +288,16 @@ class ComputeAgent(object):
                 for host in hosts:
                     self.servicegroup.report(host, BINARY)
         return self.conf.report_interval
+
+    def check_build_timeouts(self, ctxt=None):
+        """End the builds older than ``[compute] instance_build_timeout``
+        (see :mod:`services.compute.stuck_builds`); the uuids set to ERROR.
+        """
+        timeout = self.conf.compute.instance_build_timeout
+        if not timeout:
+            return []
+        return stuck_builds.check_build_timeouts(
+            self, ctxt or context_mod.get_admin_context(), timeout)
 
     # ---------------------------------------------- helpers for workflows
 

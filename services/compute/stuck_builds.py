@@ -1,0 +1,151 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Builds of this agent's hosts that will never finish go to ERROR.
+
+Two endings, as Nova's compute has them:
+
+* at start (Nova's ``init_host``): every instance of the host still
+  building (task ``scheduling`` or ``spawning``) was taken by the agent
+  that stopped, or was cast to it while it was down; neither build runs
+  any more, so each goes to ERROR with a fault saying so;
+* every ``[compute] instance_build_timeout`` seconds (when set): an
+  instance of the host building for longer than that since it was
+  created goes to ERROR with a fault (Nova's ``_check_instance_build_time``
+  sets the state only; the fault tells the user why).
+
+Each update is guarded by the task state the instance was seen in, so a
+build that moves on meanwhile, or a delete, wins. The instance keeps its
+host and its placement allocation, as an instance in ERROR does in Nova
+until it is deleted (see doc/): the resource tracker keeps counting it,
+and deleting the server frees both. A build cast that arrives after its
+instance went to ERROR here finds the task state changed and abandons the
+build without touching the allocation.
+"""
+
+import logging
+
+from oslo_utils import timeutils
+
+from common.objects import instance as instance_obj
+from services.compute import utils
+
+LOG = logging.getLogger(__name__)
+
+FAULT_CODE = 500
+# NOTE: the longest wait between two checks, so that a long timeout is
+# still enforced within a minute of its expiry (Nova checks on every run
+# of its periodic tasks, once a minute by default).
+MAX_CHECK_INTERVAL = 60
+
+RESTART_MESSAGE = ('Build of instance %s was interrupted by a restart of '
+                   'its compute service')
+TIMEOUT_MESSAGE = ('Build of instance %s timed out: still building after '
+                   '%d seconds ([compute] instance_build_timeout)')
+
+
+def building(instance):
+    """True for an instance whose build has not ended (nor its delete
+    begun)."""
+    return (instance.get('vm_state') == instance_obj.BUILDING and
+            instance.get('task_state') != instance_obj.DELETING)
+
+
+def error_out(conductor, ctxt, host, instance, message):
+    """Put one building instance in ERROR with ``message`` as its fault.
+
+    The update is guarded by the task state ``instance`` shows; the fault
+    is written only when the update happened.
+
+    :returns: True when the instance went to ERROR; False when it was
+        deleted or moved on meanwhile.
+    :raises: what the conductor call raises otherwise.
+    """
+    uuid = instance['uuid']
+    try:
+        conductor.instance_update(
+            ctxt, uuid, {'vm_state': instance_obj.ERROR, 'task_state': None},
+            expected_task_state=instance.get('task_state'))
+    except Exception as exc:
+        if utils.not_found(exc) or utils.unexpected_task_state(exc):
+            LOG.info('Instance %s changed while its build was being ended '
+                     '(%s); leaving it', uuid, type(exc).__name__)
+            return False
+        raise
+    LOG.warning('%s; instance set to ERROR on %s', message, host)
+    try:
+        conductor.instance_fault_create(ctxt, uuid, FAULT_CODE,
+                                        message[:255], host=host)
+    except Exception as exc:
+        LOG.warning('Could not record the fault of %s: %s', uuid, exc)
+    return True
+
+
+def error_out_interrupted(conductor, ctxt, host, instances):
+    """At start: every building instance of ``host`` goes to ERROR.
+
+    :param instances: the host's instance rows (the start-up list).
+    :returns: the uuids set to ERROR.
+    """
+    done = []
+    for instance in instances:
+        if building(instance) and error_out(
+                conductor, ctxt, host, instance,
+                RESTART_MESSAGE % instance['uuid']):
+            done.append(instance['uuid'])
+    return done
+
+
+def check_interval(timeout):
+    """Seconds between two timeout checks, or None (disabled)."""
+    if not timeout or timeout <= 0:
+        return None
+    return min(timeout, MAX_CHECK_INTERVAL)
+
+
+def _age(instance, now):
+    """Seconds since the instance was created, or None if unknown."""
+    created = instance.get('created_at')
+    if not created:
+        return None
+    when = timeutils.normalize_time(timeutils.parse_isotime(created))
+    return (now - when).total_seconds()
+
+
+def check_build_timeouts(agent, ctxt, timeout):
+    """ERROR for the instances of the agent's hosts building too long.
+
+    The candidates come from the rows each tracker kept at its last
+    update (no conductor call for a host with no build); each is read
+    again, and ended only if it is still building and older than
+    ``timeout``.
+
+    :param agent: the ComputeAgent.
+    :param timeout: ``[compute] instance_build_timeout``, seconds (> 0).
+    :returns: the uuids set to ERROR.
+    """
+    conductor = agent.conductor
+    now = timeutils.utcnow()
+    done = []
+    for host, tracker in agent.trackers.items():
+        for row in tracker.instances.kept():
+            if not building(row):
+                continue
+            try:
+                instance = conductor.instance_get(ctxt, row['uuid'])
+            except Exception as exc:
+                if not utils.not_found(exc):
+                    LOG.warning('Cannot check the build of %s: %s',
+                                row['uuid'], exc)
+                continue
+            age = _age(instance, now)
+            if (not building(instance) or instance.get('host') != host or
+                    age is None or age < timeout):
+                continue
+            if error_out(conductor, ctxt, host, instance,
+                         TIMEOUT_MESSAGE % (instance['uuid'], timeout)):
+                done.append(instance['uuid'])
+    if done:
+        LOG.warning('%d builds timed out after %d seconds', len(done),
+                    timeout)
+    return done

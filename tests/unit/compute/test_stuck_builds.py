@@ -1,0 +1,167 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Builds that never finish: ended at start-up and by the build timeout."""
+
+import datetime
+
+from oslo_utils import timeutils
+import pytest
+
+from common import context
+from common import placement_client
+from services.compute import agent as agent_mod
+from services.compute import build
+from services.compute import report
+from services.compute import service as service_mod
+from services.compute import stuck_builds
+from services.compute.virt import fake
+from tests.unit.compute import test_build
+
+CTXT = context.get_admin_context()
+
+
+@pytest.fixture
+def agent(make_agent):
+    made = make_agent()
+    made.start()
+    return made
+
+
+def _ago(seconds):
+    return (timeutils.utcnow() -
+            datetime.timedelta(seconds=seconds)).isoformat()
+
+
+def _faults(conductor, uuid):
+    return [f['message'] for f in conductor.faults if f['uuid'] == uuid]
+
+
+def _restarted(agent, conf, placement):
+    """A new agent of the same hosts, conductor and placement."""
+    client = placement_client.PlacementClient(conf.conf, adapter=placement)
+    return agent_mod.ComputeAgent(
+        conf.conf, fake.FakeDriver(conf.conf), agent.conductor,
+        report.ReportClient(client, refresh=300),
+        scheduler=agent.scheduler, wait_for_conductor=False)
+
+
+def test_restart_errors_out_every_building_instance(agent, conf,
+                                                    placement):
+    # NOTE: taken by the agent that stopped, before it spawned (task
+    # scheduling), and one that was spawning.
+    taken, _spec, _sel = test_build._boot(agent, placement)
+    spawning = agent.conductor.add_instance('cn', vm_state='building',
+                                            task_state='spawning')['uuid']
+    active = agent.conductor.add_instance('cn')['uuid']
+    agent.stop()
+
+    restarted = _restarted(agent, conf, placement)
+    try:
+        restarted.start()
+    finally:
+        restarted.stop()
+    rows = agent.conductor.instances
+    for uuid in (taken['uuid'], spawning):
+        assert (rows[uuid]['vm_state'], rows[uuid]['task_state']) == (
+            'error', None)
+        assert rows[uuid]['host'] == 'cn'
+        assert 'interrupted by a restart' in _faults(agent.conductor,
+                                                     uuid)[0]
+    assert rows[active]['vm_state'] == 'active'
+    assert not _faults(agent.conductor, active)
+    # NOTE: an instance in ERROR on a host keeps its allocation until it
+    # is deleted, as in Nova.
+    assert test_build._allocation(placement, taken['uuid'])
+
+
+def test_a_cast_arriving_after_the_restart_keeps_the_error(agent,
+                                                           placement):
+    inst, spec, sel = test_build._boot(agent, placement)
+    assert stuck_builds.error_out_interrupted(
+        agent.conductor, CTXT, 'cn', [inst]) == [inst['uuid']]
+    # NOTE: the build cast that waited in the host's queue.
+    build.BuildTask(agent, CTXT, 'cn', inst, spec, sel, []).run()
+    row = agent.conductor.instances[inst['uuid']]
+    assert (row['vm_state'], row['task_state']) == ('error', None)
+    assert agent.driver.list_guests('cn') == {}
+    assert test_build._allocation(placement, inst['uuid'])
+
+
+def test_build_timeout(make_agent, placement):
+    agent = make_agent(compute={'instance_build_timeout': 60})
+    agent.start()
+    conductor = agent.conductor
+    old = conductor.add_instance('cn', vm_state='building',
+                                 task_state='scheduling',
+                                 created_at=_ago(120))['uuid']
+    young = conductor.add_instance('cn', vm_state='building',
+                                   task_state='scheduling',
+                                   created_at=_ago(5))['uuid']
+    old_active = conductor.add_instance('cn', created_at=_ago(600))['uuid']
+    deleting = conductor.add_instance('cn', vm_state='building',
+                                      task_state='deleting',
+                                      created_at=_ago(600))['uuid']
+    elsewhere = conductor.add_instance('other', vm_state='building',
+                                       task_state='scheduling',
+                                       created_at=_ago(600))['uuid']
+    agent.update_all()
+
+    assert agent.check_build_timeouts() == [old]
+    rows = conductor.instances
+    assert (rows[old]['vm_state'], rows[old]['task_state']) == (
+        'error', None)
+    assert rows[old]['host'] == 'cn'
+    assert 'timed out' in _faults(conductor, old)[-1]
+    assert rows[young]['vm_state'] == 'building'
+    assert rows[old_active]['vm_state'] == 'active'
+    assert rows[deleting]['task_state'] == 'deleting'
+    assert rows[elsewhere]['vm_state'] == 'building'
+    assert _faults(conductor, young) == []
+    # NOTE: nothing is left to end on the next check.
+    assert agent.check_build_timeouts() == []
+
+
+def test_build_timeout_disabled_does_nothing(make_agent):
+    agent = make_agent()
+    agent.start()
+    uuid = agent.conductor.add_instance('cn', vm_state='building',
+                                        task_state='scheduling',
+                                        created_at=_ago(10 ** 6))['uuid']
+    agent.update_all()
+    assert agent.check_build_timeouts() == []
+    assert agent.conductor.instances[uuid]['vm_state'] == 'building'
+
+
+def test_a_build_that_moved_on_is_left_alone(make_agent):
+    agent = make_agent()
+    conductor = agent.conductor
+    inst = conductor.add_instance('cn', vm_state='building',
+                                  task_state='scheduling')
+    conductor.instances[inst['uuid']]['task_state'] = 'spawning'
+    assert not stuck_builds.error_out(conductor, CTXT, 'cn', inst, 'x')
+    assert conductor.instances[inst['uuid']]['vm_state'] == 'building'
+    assert not conductor.faults
+    conductor.instance_destroy(CTXT, inst['uuid'])
+    assert not stuck_builds.error_out(conductor, CTXT, 'cn', inst, 'x')
+
+
+def test_check_interval():
+    assert stuck_builds.check_interval(0) is None
+    assert stuck_builds.check_interval(15) == 15
+    assert stuck_builds.check_interval(3600) == 60
+
+
+def test_the_service_runs_the_check_only_when_configured(make_agent):
+    def loops(agent):
+        svc = service_mod.ComputeService(agent, manager=None)
+        svc._start_loops()
+        try:
+            return [loop.name for loop in svc._loops]
+        finally:
+            for loop in svc._loops:
+                loop.stop()
+
+    assert 'berth-compute-build-timeouts' not in loops(make_agent())
+    assert 'berth-compute-build-timeouts' in loops(
+        make_agent(compute={'instance_build_timeout': 30}))
