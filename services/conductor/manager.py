@@ -11,9 +11,10 @@ objects and hands each request to its module:
 * ``build_instances`` (reschedule) -> :mod:`.reschedule`
 * the compute agents' record calls -> :mod:`.record_proxy` (a second
   endpoint of the same API)
-* background: host discovery (:mod:`.discovery`, a loop of its own) and
-  the allocation audit (:mod:`.allocation_audit`, a periodic task), at the
-  intervals the configuration gives.
+* background: host discovery (:mod:`.discovery`, a loop of its own), the
+  allocation audit (:mod:`.allocation_audit`) and the bound for builds
+  that never reached a compute (:mod:`.unplaced_builds`), periodic tasks,
+  at the intervals the configuration gives.
 """
 
 import logging
@@ -36,6 +37,7 @@ from services.conductor import cell_rpc
 from services.conductor import discovery
 from services.conductor import record_proxy
 from services.conductor import reschedule
+from services.conductor import unplaced_builds
 
 LOG = logging.getLogger(__name__)
 CONF = common.conf.CONF
@@ -182,19 +184,27 @@ class ConductorManager(manager.Manager):
         """
         self._periodic_tasks = list(type(self)._periodic_tasks)
         self._periodic_spacing = dict(type(self)._periodic_spacing)
+        self._add_task('end_unplaced_builds', unplaced_builds.spacing(
+            CONF.conductor.build_request_timeout),
+            ConductorManager._end_unplaced_builds)
         spacing = CONF.audit.allocation_audit_interval
         if spacing is None or spacing < 0:
             LOG.debug('The allocation audit is disabled')
             return
         # NOTE: the first run after one interval, when the builds that
         # were in flight at start have settled.
-        task = manager.periodic_task(
-            spacing=spacing, name='audit_allocations')(
-                _task_of(ConductorManager._audit_allocations))
-        self._periodic_tasks.append(('audit_allocations', task))
-        self._periodic_spacing['audit_allocations'] = task._periodic_spacing
-        self._periodic_last_run['audit_allocations'] = \
-            task._periodic_last_run
+        self._add_task('audit_allocations', spacing,
+                       ConductorManager._audit_allocations)
+
+    def _add_task(self, name, spacing, method):
+        """Run ``method`` every ``spacing`` seconds (None: never)."""
+        if spacing is None:
+            return
+        task = manager.periodic_task(spacing=spacing, name=name)(
+            _task_of(method))
+        self._periodic_tasks.append((name, task))
+        self._periodic_spacing[name] = task._periodic_spacing
+        self._periodic_last_run[name] = task._periodic_last_run
 
     def post_start_hook(self):
         """Start host discovery when ``discover_hosts_in_cells_interval``
@@ -240,3 +250,10 @@ class ConductorManager(manager.Manager):
             self.placement, repair=CONF.audit.allocation_audit_repair,
             grace=CONF.audit.allocation_audit_grace_period)
         LOG.info('Allocation audit: %s', report.summary())
+
+    def _end_unplaced_builds(self, ctxt):
+        """End builds that never reached a compute agent (see
+        :mod:`.unplaced_builds`).
+        """
+        unplaced_builds.run(self, ctxt or berth_context.get_admin_context(),
+                            CONF.conductor.build_request_timeout)
