@@ -116,8 +116,9 @@ after it was created before the agent sets it to ERROR with a fault.
 A build whose cast was lost, or whose agent stopped without a restart
 ending it, would otherwise stay in ``BUILD`` holding its allocation. The
 agent checks every ``instance_build_timeout`` seconds, at most every 60
-seconds; the instance keeps its host and allocation until it is deleted,
-as any instance in ERROR does.
+seconds (each check syncs each host's instance list with the conductor,
+as a resource update does); the instance keeps its host and allocation
+until it is deleted, as any instance in ERROR does.
 
 Possible values:
 

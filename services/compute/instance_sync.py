@@ -98,13 +98,6 @@ class HostInstances(object):
             self._advance(reply['as_of'], full)
             return list(self._rows.values())
 
-    def kept(self):
-        """The rows of the last fetch (no conductor call), for checks that
-        may lag one update behind; callers must not change them.
-        """
-        with self._lock:
-            return list(self._rows.values())
-
     def _list(self, ctxt):
         """The whole list through the 1.0 call, nothing kept."""
         self.fetches['list'] += 1

@@ -17,10 +17,11 @@ Two endings, as Nova's compute has them:
 Each update is guarded by the task state the instance was seen in, so a
 build that moves on meanwhile, or a delete, wins. The instance keeps its
 host and its placement allocation, as an instance in ERROR does in Nova
-until it is deleted (see doc/): the resource tracker keeps counting it,
-and deleting the server frees both. A build cast that arrives after its
-instance went to ERROR here finds the task state changed and abandons the
-build without touching the allocation.
+until it is deleted (doc/operations.md, "Builds that never finish"): the
+resource tracker keeps counting it, and deleting the server frees both.
+A build cast that arrives after its instance went to ERROR here finds
+the task state changed and abandons the build without touching the
+allocation.
 """
 
 import logging
@@ -46,7 +47,8 @@ TIMEOUT_MESSAGE = ('Build of instance %s timed out: still building after '
 
 def building(instance):
     """True for an instance whose build has not ended (nor its delete
-    begun)."""
+    begun).
+    """
     return (instance.get('vm_state') == instance_obj.BUILDING and
             instance.get('task_state') != instance_obj.DELETING)
 
@@ -115,9 +117,9 @@ def _age(instance, now):
 def check_build_timeouts(agent, ctxt, timeout):
     """ERROR for the instances of the agent's hosts building too long.
 
-    The candidates come from the rows each tracker kept at its last
-    update (no conductor call for a host with no build); each is read
-    again, and ended only if it is still building and older than
+    The candidates come from each tracker's instance rows, brought up to
+    date (an incremental sync: what changed since the last one); each is
+    read again, and ended only if it is still building and older than
     ``timeout``.
 
     :param agent: the ComputeAgent.
@@ -128,7 +130,12 @@ def check_build_timeouts(agent, ctxt, timeout):
     now = timeutils.utcnow()
     done = []
     for host, tracker in agent.trackers.items():
-        for row in tracker.instances.kept():
+        try:
+            rows = tracker.instances.fetch(ctxt)
+        except Exception as exc:
+            LOG.warning('Cannot check the builds of %s: %s', host, exc)
+            continue
+        for row in rows:
             if not building(row):
                 continue
             try:

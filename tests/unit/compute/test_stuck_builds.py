@@ -105,7 +105,6 @@ def test_build_timeout(make_agent, placement):
     elsewhere = conductor.add_instance('other', vm_state='building',
                                        task_state='scheduling',
                                        created_at=_ago(600))['uuid']
-    agent.update_all()
 
     assert agent.check_build_timeouts() == [old]
     rows = conductor.instances
@@ -128,7 +127,6 @@ def test_build_timeout_disabled_does_nothing(make_agent):
     uuid = agent.conductor.add_instance('cn', vm_state='building',
                                         task_state='scheduling',
                                         created_at=_ago(10 ** 6))['uuid']
-    agent.update_all()
     assert agent.check_build_timeouts() == []
     assert agent.conductor.instances[uuid]['vm_state'] == 'building'
 
