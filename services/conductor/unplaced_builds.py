@@ -85,7 +85,8 @@ def _cutoff(timeout):
 
 def stale_build_requests(ctxt, database, timeout, limit=BATCH):
     """The uuids of build requests created more than ``timeout`` s ago,
-    oldest first."""
+    oldest first.
+    """
     query = sa.select(_BR.c.instance_uuid).where(
         _BR.c.created_at < _cutoff(timeout)).order_by(_BR.c.id).limit(limit)
 
@@ -96,7 +97,8 @@ def stale_build_requests(ctxt, database, timeout, limit=BATCH):
 
 def _stray_rows(conductor, ctxt, uuid):
     """(cell uuid, Database) of the cells other than cell0 holding a live
-    row of ``uuid`` (a conductor died after creating it)."""
+    row of ``uuid`` (a conductor died after creating it).
+    """
     found = []
     for cell in conductor.cells.cells(ctxt):
         if cell.is_cell0:
@@ -161,7 +163,8 @@ def bury_stale_build_requests(conductor, ctxt, timeout):
 
 def lost_reschedules(ctxt, database, timeout, limit=BATCH):
     """(uuid, task_state) of live instances building without a host,
-    unchanged for ``timeout`` seconds."""
+    unchanged for ``timeout`` seconds.
+    """
     changed = sa.func.coalesce(_IN.c.updated_at, _IN.c.created_at)
     query = sa.select(_IN.c.uuid, _IN.c.task_state).where(
         _IN.c.deleted == 0, _IN.c.vm_state == instance_obj.BUILDING,

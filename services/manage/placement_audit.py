@@ -114,7 +114,8 @@ def audit(conf):
 
 def stuck_after(args):
     """The ``--stuck_after`` bound in seconds (default
-    :data:`STUCK_AFTER`)."""
+    :data:`STUCK_AFTER`).
+    """
     value = getattr(args, 'stuck_after', None)
     return STUCK_AFTER if value is None else value
 
