@@ -109,6 +109,26 @@ limit.
 Threads one agent uses to update its nodes in a periodic resource update:
 an agent simulating many hosts updates that many at once.
 """),
+    cfg.IntOpt('restart_build_grace', default=60, min=0, help="""
+Seconds a restarted agent waits for the build casts of its hosts that
+arrived while it was down before it sets the builds that never came to
+ERROR with a fault.
+
+At start the agent ends the builds its previous process dropped: those
+that were spawning at once, and those still in task ``scheduling`` (taken
+and dropped before their spawn, or cast while it was down and still
+queued) unless their cast arrives within this time.
+
+Berth-specific. Possible values:
+
+* 0: end them all at start, queued casts included, as Nova does.
+* A positive number of seconds: long enough for the queued casts to be
+  taken once the agent consumes again.
+
+Related options:
+
+* ``instance_build_timeout``: the bound for any build of the agent.
+"""),
     cfg.IntOpt('instance_build_timeout', default=0, min=0, help="""
 Seconds an instance of this agent's hosts may stay building (``BUILD``)
 after it was created before the agent sets it to ERROR with a fault.

@@ -7,11 +7,11 @@
 placement allocation deleted, the row soft-deleted by the conductor.
 
 At start (Nova's ``init_host``), for each host: deletes a crash
-interrupted are finished (task ``deleting``), builds it interrupted or
-never started (``building``, any task) go to ERROR (see
-:mod:`services.compute.stuck_builds`), and guests whose instance is no
-longer on the host are removed. The startup resource update then removes the
-allocations of instances deleted while the host was down (seed A13).
+interrupted are finished (task ``deleting``), builds it dropped go to
+ERROR (see :mod:`services.compute.stuck_builds`), and guests whose
+instance is no longer on the host are removed. The startup resource
+update then removes the allocations of instances deleted while the host
+was down (seed A13).
 """
 
 import logging
@@ -71,7 +71,7 @@ def recover_host(agent, ctxt, host):
             LOG.info('Completing the interrupted delete of instance %s',
                      instance['uuid'])
             terminate(agent, ctxt, host, instance['uuid'])
-    stuck_builds.error_out_interrupted(conductor, ctxt, host, instances)
+    stuck_builds.recover(agent, ctxt, host, instances)
     live = {i['uuid'] for i in instances
             if not i.get('deleted') and i.get('task_state') !=
             instance_obj.DELETING}

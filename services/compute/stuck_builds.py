@@ -5,10 +5,14 @@
 
 Two endings, as Nova's compute has them:
 
-* at start (Nova's ``init_host``): every instance of the host still
-  building (task ``scheduling`` or ``spawning``) was taken by the agent
-  that stopped, or was cast to it while it was down; neither build runs
-  any more, so each goes to ERROR with a fault saying so;
+* at start (Nova's ``init_host``): the builds of the host that the agent
+  which stopped had taken will never run again. Those it was spawning
+  (task ``spawning``) go to ERROR at once. Those still in task
+  ``scheduling`` were either taken and dropped before their spawn, or
+  cast while the agent was down and still waiting in its queue; the
+  queued ones arrive as soon as the agent consumes again, so the others
+  go to ERROR once ``[compute] restart_build_grace`` seconds have passed
+  without their cast (0: at once, as Nova, queued casts included);
 * every ``[compute] instance_build_timeout`` seconds (when set): an
   instance of the host building for longer than that since it was
   created goes to ERROR with a fault (Nova's ``_check_instance_build_time``
@@ -25,6 +29,8 @@ allocation.
 """
 
 import logging
+import threading
+import time
 
 from oslo_utils import timeutils
 
@@ -83,18 +89,81 @@ def error_out(conductor, ctxt, host, instance, message):
     return True
 
 
-def error_out_interrupted(conductor, ctxt, host, instances):
-    """At start: every building instance of ``host`` goes to ERROR.
+class PendingBuilds(object):
+    """Builds found in task ``scheduling`` at start whose cast may still
+    be queued; one per agent.
+
+    :param grace: seconds their casts have to arrive
+        (``[compute] restart_build_grace``).
+    :param clock: a monotonic clock (tests).
+    """
+
+    def __init__(self, grace, clock=time.monotonic):
+        self.grace = grace
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._pending = {}
+
+    def add(self, host, instance):
+        """Wait for the cast of ``instance`` (a row of ``host``)."""
+        with self._lock:
+            self._pending[instance['uuid']] = (host, instance, self.clock())
+
+    def arrived(self, uuid):
+        """A build cast for ``uuid`` arrived: it is not waited for."""
+        with self._lock:
+            self._pending.pop(uuid, None)
+
+    def due(self):
+        """[(host, instance)] whose cast did not arrive within the grace
+        period; they are no longer waited for.
+        """
+        now = self.clock()
+        with self._lock:
+            late = [uuid for uuid, (_h, _i, since) in self._pending.items()
+                    if now - since >= self.grace]
+            return [self._pending.pop(uuid)[:2] for uuid in late]
+
+    def __len__(self):
+        with self._lock:
+            return len(self._pending)
+
+
+def recover(agent, ctxt, host, instances):
+    """At start: end the builds of ``host`` the last agent dropped.
 
     :param instances: the host's instance rows (the start-up list).
-    :returns: the uuids set to ERROR.
+    :returns: the uuids set to ERROR now (the others in task
+        ``scheduling`` wait in ``agent.pending_builds``).
     """
     done = []
     for instance in instances:
-        if building(instance) and error_out(
-                conductor, ctxt, host, instance,
-                RESTART_MESSAGE % instance['uuid']):
+        if not building(instance):
+            continue
+        if instance.get('task_state') == instance_obj.SCHEDULING and (
+                agent.pending_builds.grace > 0):
+            agent.pending_builds.add(host, instance)
+        elif error_out(agent.conductor, ctxt, host, instance,
+                       RESTART_MESSAGE % instance['uuid']):
             done.append(instance['uuid'])
+    return done
+
+
+def end_unclaimed(agent, ctxt):
+    """ERROR for the builds found at start whose cast never came.
+
+    :returns: the uuids set to ERROR.
+    """
+    done = []
+    for host, instance in agent.pending_builds.due():
+        try:
+            if error_out(agent.conductor, ctxt, host, instance,
+                         RESTART_MESSAGE % instance['uuid']):
+                done.append(instance['uuid'])
+        except Exception as exc:
+            LOG.warning('Could not end the build of %s: %s (will retry)',
+                        instance['uuid'], exc)
+            agent.pending_builds.add(host, instance)
     return done
 
 

@@ -5,14 +5,15 @@
 
 Every service runs as its own process, as its systemd unit runs it, on
 the real RabbitMQ and MariaDB (tests/functional/stack.py). While boots
-stream in, the conductor, the scheduler, placement and the compute agent
+stream in, the compute agent, the conductor, the scheduler and placement
 each get SIGKILL once (no draining: whatever they held is dropped) and
 are started again. Afterwards:
 
 * every server is ACTIVE, or ERROR with a fault; none stays in BUILD
-  (the compute agent ends at start the builds it dropped, the conductor
-  buries build requests older than ``[conductor] build_request_timeout``,
-  a dead scheduler is noticed within ``rpc_response_timeout``);
+  (a restarted compute agent ends the builds its last process dropped,
+  the conductor buries build requests older than ``[conductor]
+  build_request_timeout``, a dead scheduler is noticed within
+  ``rpc_response_timeout``);
 * placement holds exactly the ACTIVE servers' flavors plus what ERROR
   servers keep: as in Nova, an ERROR server whose build ended on its host
   (a restarted agent, the build timeout) keeps its flavor there until it
@@ -41,8 +42,9 @@ SERVERS_WHILE_DOWN = 2
 # NOTE: long enough that builds are still spawning when their agent
 # dies, short enough to keep the test quick.
 SPAWN_LATENCY = 0.5
-# NOTE: the compute agent first: at start it ends every build of its
-# hosts (as Nova's does), and only this round's should be in flight then.
+# NOTE: the compute agent first: at start it ends the builds of its
+# hosts its previous process dropped, and only this round's should be in
+# flight then.
 KILL_ORDER = ('berth-compute', 'berth-conductor', 'berth-scheduler',
               'berth-placement-api')
 BUILD_REQUEST_TIMEOUT = 15
@@ -64,6 +66,9 @@ def stack(database_servers, tmp_path_factory):  # noqa: F811
                     BUILD_REQUEST_TIMEOUT,
                 # NOTE: a build whose cast died with its conductor.
                 ('compute', 'instance_build_timeout'): 20,
+                # NOTE: builds the killed agent had taken end 5 s after
+                # its restart; those cast while it was down still run.
+                ('compute', 'restart_build_grace'): 5,
                 ('audit', 'allocation_audit_interval'): -1,
             }) as deployment:
         yield deployment

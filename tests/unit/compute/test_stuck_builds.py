@@ -37,55 +37,118 @@ def _faults(conductor, uuid):
     return [f['message'] for f in conductor.faults if f['uuid'] == uuid]
 
 
-def _restarted(agent, conf, placement):
+class Clock(object):
+    """A monotonic clock the test moves."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def _restarted(agent, conf, placement, clock=None):
     """A new agent of the same hosts, conductor and placement."""
     client = placement_client.PlacementClient(conf.conf, adapter=placement)
-    return agent_mod.ComputeAgent(
+    restarted = agent_mod.ComputeAgent(
         conf.conf, fake.FakeDriver(conf.conf), agent.conductor,
         report.ReportClient(client, refresh=300),
         scheduler=agent.scheduler, wait_for_conductor=False)
+    if clock is not None:
+        restarted.pending_builds = stuck_builds.PendingBuilds(
+            conf.conf.compute.restart_build_grace, clock=clock)
+    return restarted
 
 
-def test_restart_errors_out_every_building_instance(agent, conf,
-                                                    placement):
-    # NOTE: taken by the agent that stopped, before it spawned (task
-    # scheduling), and one that was spawning.
+def test_restart_ends_the_builds_the_last_agent_dropped(agent, conf,
+                                                        placement):
+    # NOTE: taken by the agent that stopped before it spawned (task
+    # scheduling), one cast while it was down (still queued), and one it
+    # was spawning.
     taken, _spec, _sel = test_build._boot(agent, placement)
+    queued, spec, sel = test_build._boot(agent, placement)
     spawning = agent.conductor.add_instance('cn', vm_state='building',
                                             task_state='spawning')['uuid']
     active = agent.conductor.add_instance('cn')['uuid']
     agent.stop()
 
-    restarted = _restarted(agent, conf, placement)
+    clock = Clock()
+    restarted = _restarted(agent, conf, placement, clock)
     try:
         restarted.start()
+        rows = agent.conductor.instances
+        assert (rows[spawning]['vm_state'], rows[spawning]['task_state']) \
+            == ('error', None)
+        for uuid in (taken['uuid'], queued['uuid']):
+            assert rows[uuid]['task_state'] == 'scheduling'
+        # NOTE: the queued cast arrives once the agent consumes again.
+        build.BuildTask(restarted, CTXT, 'cn', queued, spec, sel,
+                        []).run()
+        assert rows[queued['uuid']]['vm_state'] == 'active'
+        assert restarted.end_unclaimed_builds() == []
+        clock.now += 60
+        assert restarted.end_unclaimed_builds() == [taken['uuid']]
+        assert restarted.end_unclaimed_builds() == []
     finally:
         restarted.stop()
-    rows = agent.conductor.instances
     for uuid in (taken['uuid'], spawning):
         assert (rows[uuid]['vm_state'], rows[uuid]['task_state']) == (
             'error', None)
         assert rows[uuid]['host'] == 'cn'
         assert 'interrupted by a restart' in _faults(agent.conductor,
                                                      uuid)[0]
-    assert rows[active]['vm_state'] == 'active'
-    assert not _faults(agent.conductor, active)
+    for uuid in (active, queued['uuid']):
+        assert rows[uuid]['vm_state'] == 'active'
+        assert not _faults(agent.conductor, uuid)
     # NOTE: an instance in ERROR on a host keeps its allocation until it
     # is deleted, as in Nova.
     assert test_build._allocation(placement, taken['uuid'])
 
 
-def test_a_cast_arriving_after_the_restart_keeps_the_error(agent,
-                                                           placement):
+def test_without_grace_every_build_ends_at_start(make_agent, conf,
+                                                 placement):
+    agent = make_agent(compute={'restart_build_grace': 0})
+    agent.start()
+    inst, _spec, _sel = test_build._boot(agent, placement)
+    agent.stop()
+    restarted = _restarted(agent, conf, placement)
+    try:
+        restarted.start()
+        assert len(restarted.pending_builds) == 0
+    finally:
+        restarted.stop()
+    assert agent.conductor.instances[inst['uuid']]['vm_state'] == 'error'
+
+
+def test_a_cast_arriving_after_the_end_keeps_the_error(agent, placement):
     inst, spec, sel = test_build._boot(agent, placement)
-    assert stuck_builds.error_out_interrupted(
-        agent.conductor, CTXT, 'cn', [inst]) == [inst['uuid']]
-    # NOTE: the build cast that waited in the host's queue.
+    assert stuck_builds.error_out(agent.conductor, CTXT, 'cn', inst, 'x')
+    # NOTE: the build cast that waited in the host's queue too long.
     build.BuildTask(agent, CTXT, 'cn', inst, spec, sel, []).run()
     row = agent.conductor.instances[inst['uuid']]
     assert (row['vm_state'], row['task_state']) == ('error', None)
     assert agent.driver.list_guests('cn') == {}
     assert test_build._allocation(placement, inst['uuid'])
+
+
+def test_a_failed_end_is_tried_again(agent, monkeypatch):
+    inst = agent.conductor.add_instance('cn', vm_state='building',
+                                        task_state='scheduling')
+    clock = Clock()
+    agent.pending_builds = stuck_builds.PendingBuilds(0.5, clock=clock)
+    agent.pending_builds.add('cn', inst)
+    clock.now += 1
+    calls = []
+
+    def down(*args, **kwargs):
+        calls.append(args)
+        raise RuntimeError('conductor unreachable')
+    monkeypatch.setattr(agent.conductor, 'instance_update', down)
+    assert agent.end_unclaimed_builds() == []
+    assert len(agent.pending_builds) == 1 and calls
+    monkeypatch.undo()
+    clock.now += 1
+    assert agent.end_unclaimed_builds() == [inst['uuid']]
 
 
 def test_build_timeout(make_agent, placement):
@@ -163,3 +226,7 @@ def test_the_service_runs_the_check_only_when_configured(make_agent):
     assert 'berth-compute-build-timeouts' not in loops(make_agent())
     assert 'berth-compute-build-timeouts' in loops(
         make_agent(compute={'instance_build_timeout': 30}))
+    agent = make_agent()
+    assert 'berth-compute-build-recovery' not in loops(agent)
+    agent.pending_builds.add('cn', {'uuid': 'u'})
+    assert 'berth-compute-build-recovery' in loops(agent)
