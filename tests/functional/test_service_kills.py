@@ -21,6 +21,10 @@ are started again. Afterwards:
 * ``berth-manage placement audit`` finds no orphaned allocation and no
   server stuck in a task state.
 
+A last round makes the lost cast certain: with the conductor dead, a boot
+is cast and the conductor's queue purged; the build request is buried in
+cell0 by the restarted conductor's bound, with a fault that says so.
+
 Intervals and timeouts are shortened through the configuration so the
 whole test stays within about a minute and a half on two cores.
 """
@@ -33,6 +37,7 @@ import uuid
 import pytest
 
 from tests.functional.placement.conftest import database_servers  # noqa
+from tests.functional import rabbit
 from tests.functional import stack as stack_mod
 from tests.functional import stack_fixture
 
@@ -149,15 +154,28 @@ def test_sigkill_each_service_mid_stream(stack):
             stack.wait_for_hosts()
             _settled(api, server_ids, BUILD_REQUEST_TIMEOUT)
 
+    # NOTE: a cast lost with its conductor, made certain: the queue the
+    # dead conductor would have taken it from is purged.
+    _kill(stack, 'berth-conductor')
+    lost = _boot(api, flavor_id, image_id, 1)
+    rabbit.rabbitmqctl('purge_queue', '-p', stack.vhost.name, 'conductor')
+    stack.start_service('berth-conductor')
+    server_ids.extend(lost)
+
     servers = _settled(api, server_ids, SETTLE_TIMEOUT)
     states = [(s['id'], s['status'], stack_mod.host_of(s), s.get('fault'))
               for s in servers]
     assert not [s for s in states if s[1] not in ('ACTIVE', 'ERROR')], (
         states, stack.log_tails())
     assert not [s for s in states if s[1] == 'ERROR' and not s[3]], states
-    # NOTE: the rounds after the agent's restart run on.
-    assert any(s[1] == 'ACTIVE' for s in states[-SERVERS_WHILE_DOWN:]), (
-        states)
+    fault = servers[-1].get('fault') or {}
+    assert (servers[-1]['status'], stack_mod.host_of(servers[-1])) == (
+        'ERROR', None), servers[-1]
+    assert 'not scheduled within %d seconds' % BUILD_REQUEST_TIMEOUT in (
+        fault.get('message', '')), fault
+    # NOTE: the boots after the agent's restart still build.
+    first = SERVERS_BEFORE_KILL + SERVERS_WHILE_DOWN
+    assert any(s[1] == 'ACTIVE' for s in states[first:]), states
 
     providers = {
         p['name']: p['uuid'] for p in stack.placement.request(
