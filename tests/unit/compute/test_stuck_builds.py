@@ -9,10 +9,8 @@ from oslo_utils import timeutils
 import pytest
 
 from common import context
-from common import placement_client
 from services.compute import agent as agent_mod
 from services.compute import build
-from services.compute import report
 from services.compute import service as service_mod
 from services.compute import stuck_builds
 from services.compute.virt import fake
@@ -49,11 +47,9 @@ class Clock(object):
 
 def _restarted(agent, conf, placement, clock=None):
     """A new agent of the same hosts, conductor and placement."""
-    client = placement_client.PlacementClient(conf.conf, adapter=placement)
     restarted = agent_mod.ComputeAgent(
         conf.conf, fake.FakeDriver(conf.conf), agent.conductor,
-        report.ReportClient(client, refresh=300),
-        scheduler=agent.scheduler, wait_for_conductor=False)
+        agent.report, scheduler=agent.scheduler, wait_for_conductor=False)
     if clock is not None:
         restarted.pending_builds = stuck_builds.PendingBuilds(
             conf.conf.compute.restart_build_grace, clock=clock)

@@ -19,7 +19,6 @@ from common import exception
 from common.objects import instance as instance_obj
 from services.conductor import build_flow
 from services.conductor import cell0
-from services.conductor import cell_rpc
 from services.conductor import manager
 from services.conductor import unplaced_builds
 from tests.unit.conductor import fakes
@@ -126,12 +125,15 @@ def test_the_original_conductor_coming_late_changes_nothing(world):
     spec, (instance,) = world.boot(1)
     _age_build_request(world, instance.uuid, BOUND + 5)
     unplaced_builds.run(world.manager, fx.ctxt(), BOUND)
-    # NOTE: its cast was only queued behind a backlog.
+    # NOTE: its cast was only queued behind a backlog (the build
+    # requests as the API sent them).
     assert build_flow.schedule_and_build_instances(
-        world.manager, fx.ctxt(), spec, [instance.uuid]) == {}
+        world.manager, fx.ctxt(), spec, [instance.uuid], [instance]) == {}
     assert world.compute.builds == []
     assert _cell0_row(world, instance.uuid).vm_state == 'error'
     assert world.placement.allocations(instance.uuid) == {}
+    with pytest.raises(exception.InstanceNotFound):
+        instance_records.get_instance(fx.ctxt(), world.cell1, instance.uuid)
 
 
 def test_a_second_burial_keeps_the_first_ones_row(world):
@@ -195,7 +197,7 @@ def test_the_manager_runs_the_bound(world, override):
     override('build_request_timeout', 30, group='conductor')
     mgr = manager.ConductorManager(
         scheduler_api=world.scheduler, placement=world.placement,
-        compute_clients=cell_rpc.ComputeClients(lambda: world.compute),
+        compute_clients=world.manager.compute_clients,
         api_database=world.api, cell_databases=world.registry)
     assert mgr._periodic_spacing['end_unplaced_builds'] == 30
     _spec, (instance,) = world.boot(1)
@@ -208,7 +210,7 @@ def test_the_bound_can_be_disabled(world, override):
     override('build_request_timeout', 0, group='conductor')
     mgr = manager.ConductorManager(
         scheduler_api=world.scheduler, placement=world.placement,
-        compute_clients=cell_rpc.ComputeClients(lambda: world.compute),
+        compute_clients=world.manager.compute_clients,
         api_database=world.api, cell_databases=world.registry)
     assert 'end_unplaced_builds' not in mgr._periodic_spacing
     assert unplaced_builds.spacing(0) is None

@@ -35,7 +35,8 @@ def _built(world, count):
     """Servers scheduled and cast (building, task scheduling)."""
     spec, instances = world.boot(count)
     build_flow.schedule_and_build_instances(
-        world.manager, fx.ctxt(), spec, [i.uuid for i in instances])
+        world.manager, fx.ctxt(), spec, [i.uuid for i in instances],
+        instances)
     return instances
 
 
