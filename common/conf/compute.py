@@ -109,6 +109,49 @@ limit.
 Threads one agent uses to update its nodes in a periodic resource update:
 an agent simulating many hosts updates that many at once.
 """),
+    cfg.IntOpt('restart_build_grace', default=60, min=0, help="""
+Seconds a restarted agent waits for the build casts of its hosts that
+arrived while it was down before it sets the builds that never came to
+ERROR with a fault.
+
+At start the agent ends the builds its previous process dropped: those
+that were spawning at once, and those still in task ``scheduling`` (taken
+and dropped before their spawn, or cast while it was down and still
+queued) unless their cast arrives within this time.
+
+Berth-specific. Possible values:
+
+* 0: end them all at start, queued casts included, as Nova does.
+* A positive number of seconds: long enough for the queued casts to be
+  taken once the agent consumes again.
+
+Related options:
+
+* ``instance_build_timeout``: the bound for any build of the agent.
+"""),
+    cfg.IntOpt('instance_build_timeout', default=0, min=0, help="""
+Seconds an instance of this agent's hosts may stay building (``BUILD``)
+after it was created before the agent sets it to ERROR with a fault.
+
+A build whose cast was lost, or whose agent stopped without a restart
+ending it, would otherwise stay in ``BUILD`` holding its allocation. The
+agent checks every ``instance_build_timeout`` seconds, at most every 60
+seconds (each check syncs each host's instance list with the conductor,
+as a resource update does); the instance keeps its host and allocation
+until it is deleted, as any instance in ERROR does.
+
+Possible values:
+
+* 0 (the default, as Nova): no timeout.
+* A positive number of seconds: longer than the slowest normal build,
+  including the time builds wait for ``max_concurrent_builds``.
+
+Related options:
+
+* ``max_concurrent_builds``: builds waiting for a slot age too.
+* ``[conductor] build_request_timeout``: the bound for builds that never
+  reached a compute agent.
+"""),
     cfg.FloatOpt('record_save_delay', default=0.2, min=0.0, help="""
 Seconds an agent collects record changes before it sends them to the
 conductor, all in one call: the compute node records that builds and

@@ -37,6 +37,32 @@ Related options:
 
 * ``[DEFAULT] long_rpc_timeout``, ``[DEFAULT] rpc_response_timeout``.
 """),
+    cfg.IntOpt('build_request_timeout', default=3600, min=0, help="""
+Seconds after which a build that never reached a compute agent is ended:
+a build request still unscheduled that long after the API wrote it (the
+conductor that took it stopped, or its cast was lost) is written to cell0
+in ERROR with a fault saying so, and an instance left without a host by a
+reschedule that was never cast on, unchanged that long, goes to ERROR.
+Both lose what they held in placement.
+
+Berth-specific (Nova has no such bound). Every conductor checks every
+``build_request_timeout`` seconds, at most every 60 seconds (its periodic
+tasks run after ``[DEFAULT] periodic_fuzzy_delay``).
+
+Possible values:
+
+* 0: never end such builds (they stay in ``BUILD`` until deleted).
+* A positive number of seconds, longer than a build can legitimately
+  wait for the scheduler and in the conductor's queue: a build still
+  under way is ended too (its conductor then cleans up after it).
+
+Related options:
+
+* ``schedule_timeout``: how long a conductor waits for the scheduler;
+  keep this bound well above it.
+* ``[compute] instance_build_timeout``: the bound for builds that reached
+  a compute agent.
+"""),
 ]
 
 

@@ -29,6 +29,7 @@ from services.compute import instance_updater
 from services.compute import record_saver
 from services.compute import report as report_mod
 from services.compute import resource_tracker
+from services.compute import stuck_builds
 from services.compute import utils
 
 LOG = logging.getLogger(__name__)
@@ -94,6 +95,8 @@ class ComputeAgent(object):
         self.instance_updates = instance_updater.InstanceUpdater(
             conductor, conf.compute.record_save_delay)
         self.instance_locks = utils.KeyedLocks()
+        self.pending_builds = stuck_builds.PendingBuilds(
+            conf.compute.restart_build_grace)
         builds = conf.compute.max_concurrent_builds
         # NOTE: per host, as each simulated host stands for a machine.
         self._build_slots = {
@@ -280,6 +283,25 @@ class ComputeAgent(object):
                 for host in hosts:
                     self.servicegroup.report(host, BINARY)
         return self.conf.report_interval
+
+    def end_unclaimed_builds(self, ctxt=None):
+        """End the builds found at start whose cast never came (see
+        :mod:`services.compute.stuck_builds`); the uuids set to ERROR.
+        """
+        if not len(self.pending_builds):
+            return []
+        return stuck_builds.end_unclaimed(
+            self, ctxt or context_mod.get_admin_context())
+
+    def check_build_timeouts(self, ctxt=None):
+        """End the builds older than ``[compute] instance_build_timeout``
+        (see :mod:`services.compute.stuck_builds`); the uuids set to ERROR.
+        """
+        timeout = self.conf.compute.instance_build_timeout
+        if not timeout:
+            return []
+        return stuck_builds.check_build_timeouts(
+            self, ctxt or context_mod.get_admin_context(), timeout)
 
     # ---------------------------------------------- helpers for workflows
 

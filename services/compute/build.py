@@ -77,6 +77,7 @@ class BuildTask(object):
 
     def run(self):
         """Build; every failure ends in a reschedule, ERROR or cleanup."""
+        self.agent.pending_builds.arrived(self.uuid)
         with self.agent.instance_locks(self.uuid), \
                 self.agent.build_slot(self.host):
             LOG.info('Building instance %s on %s (%s)', self.uuid,

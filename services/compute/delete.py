@@ -7,15 +7,17 @@
 placement allocation deleted, the row soft-deleted by the conductor.
 
 At start (Nova's ``init_host``), for each host: deletes a crash
-interrupted are finished (task ``deleting``), builds it interrupted
-(task ``spawning``) go to ERROR, and guests whose instance is no longer
-on the host are removed. The startup resource update then removes the
-allocations of instances deleted while the host was down (seed A13).
+interrupted are finished (task ``deleting``), builds it dropped go to
+ERROR (see :mod:`services.compute.stuck_builds`), and guests whose
+instance is no longer on the host are removed. The startup resource
+update then removes the allocations of instances deleted while the host
+was down (seed A13).
 """
 
 import logging
 
 from common.objects import instance as instance_obj
+from services.compute import stuck_builds
 from services.compute import utils
 
 LOG = logging.getLogger(__name__)
@@ -60,22 +62,6 @@ def terminate(agent, ctxt, host, instance_uuid):
             agent.notify_schedulers(ctxt, host, nodename)
 
 
-def _error_out_interrupted_build(conductor, ctxt, host, instance):
-    uuid = instance['uuid']
-    LOG.warning('Instance %s was being built on %s when the agent '
-                'stopped; setting it to ERROR', uuid, host)
-    try:
-        conductor.instance_fault_create(
-            ctxt, uuid, 500, 'Build of instance %s was interrupted by a '
-            'restart of its compute service' % uuid, host=host)
-        conductor.instance_update(
-            ctxt, uuid, {'vm_state': instance_obj.ERROR, 'task_state': None},
-            expected_task_state=instance_obj.SPAWNING)
-    except Exception as exc:
-        if not (utils.not_found(exc) or utils.unexpected_task_state(exc)):
-            raise
-
-
 def recover_host(agent, ctxt, host):
     """Finish what a restart interrupted on ``host`` (see module doc)."""
     conductor = agent.conductor
@@ -85,9 +71,7 @@ def recover_host(agent, ctxt, host):
             LOG.info('Completing the interrupted delete of instance %s',
                      instance['uuid'])
             terminate(agent, ctxt, host, instance['uuid'])
-        elif (instance.get('vm_state') == instance_obj.BUILDING and
-              instance.get('task_state') == instance_obj.SPAWNING):
-            _error_out_interrupted_build(conductor, ctxt, host, instance)
+    stuck_builds.recover(agent, ctxt, host, instances)
     live = {i['uuid'] for i in instances
             if not i.get('deleted') and i.get('task_state') !=
             instance_obj.DELETING}

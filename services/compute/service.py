@@ -18,6 +18,7 @@ import logging
 from common import rpc_hosts
 from common import service
 from services.compute import agent as agent_mod
+from services.compute import stuck_builds
 
 LOG = logging.getLogger(__name__)
 
@@ -77,6 +78,17 @@ class ComputeService(service.Service):
     def _update(self):
         self.agent.update_all()
 
+    def _end_unclaimed_builds(self):
+        self.agent.end_unclaimed_builds()
+        # NOTE: a failed end is retried one grace period later; once
+        # nothing is pending the loop has no more work.
+        if not len(self.agent.pending_builds):
+            return 24 * 3600
+
+    def _check_build_timeouts(self):
+        # NOTE: None: the loop's own interval until the next check.
+        self.agent.check_build_timeouts()
+
     def _start_loops(self):
         conf = self.agent.conf
         # NOTE: the service runner's own loop (logs a failed run and goes
@@ -89,6 +101,20 @@ class ComputeService(service.Service):
             self._loops.append(service._Loop(
                 'berth-compute-resources', self._update, interval,
                 initial_delay=interval))
+        grace = conf.compute.restart_build_grace
+        if len(self.agent.pending_builds):
+            # NOTE: once, when the casts queued while the agent was down
+            # have had their time to arrive; later runs find nothing.
+            self._loops.append(service._Loop(
+                'berth-compute-build-recovery', self._end_unclaimed_builds,
+                grace, initial_delay=grace))
+        timeouts = stuck_builds.check_interval(
+            conf.compute.instance_build_timeout)
+        if timeouts is not None:
+            self._loops.append(service._Loop(
+                'berth-compute-build-timeouts',
+                self._check_build_timeouts, timeouts,
+                initial_delay=timeouts))
         for loop in self._loops:
             loop.start()
 

@@ -68,6 +68,18 @@ def _create(ctxt, database, instance):
     instance_records.record_action(ctxt, database, instance.uuid, 'create')
 
 
+def _buried_by_another(ctxt, cell_access, uuid, cell0_uuid):
+    """True when another path finished the build request into cell0 (a
+    conductor's stale-build bound and a failed scheduling, say).
+
+    NOTE: the cell0 row is then that burial's too; deleting it would
+    leave a server mapped to no live row.
+    """
+    mapping = boot_records.get_instance_mapping(ctxt, uuid,
+                                                database=cell_access.api)
+    return mapping is not None and mapping['cell_uuid'] == cell0_uuid
+
+
 def bury_in_cell0(conductor, ctxt, instances, exc, free_allocations=False):
     """Write each instance into cell0 in ERROR with the failure as fault.
 
@@ -99,6 +111,8 @@ def bury_in_cell0(conductor, ctxt, instances, exc, free_allocations=False):
             allocations.delete_allocations(conductor.placement, ctxt, uuid)
         if not boot_records.finish_build_request(
                 ctxt, uuid, cell0.uuid, database=cell_access.api):
+            if _buried_by_another(ctxt, cell_access, uuid, cell0.uuid):
+                continue
             # NOTE: the user deleted the server while it was scheduled;
             # keep no live row of it.
             LOG.info('Instance %s was deleted while being scheduled', uuid)

@@ -12,8 +12,9 @@ objects and hands each request to its module:
 * the compute agents' record calls -> :mod:`.record_proxy` (a second
   endpoint of the same API)
 * background: host discovery (:mod:`common.db.discovery`, a loop of its
-  own) and the allocation audit (:mod:`.allocation_audit`, a periodic
-  task), at the intervals the configuration gives.
+  own), the allocation audit (:mod:`.allocation_audit`) and the bound for
+  builds that never reached a compute (:mod:`.unplaced_builds`), periodic
+  tasks, at the intervals the configuration gives.
 """
 
 import logging
@@ -37,6 +38,7 @@ from services.conductor import allocation_audit
 from services.conductor import build_flow
 from services.conductor import record_proxy
 from services.conductor import reschedule
+from services.conductor import unplaced_builds
 
 LOG = logging.getLogger(__name__)
 CONF = common.conf.CONF
@@ -201,6 +203,11 @@ class ConductorManager(manager.Manager):
         add_periodic_task would add it to the class, for every manager of
         the process).
         """
+        bound = unplaced_builds.spacing(CONF.conductor.build_request_timeout)
+        if bound is not None:
+            _add_instance_task(self, manager.periodic_task(
+                spacing=bound, name='end_unplaced_builds')(
+                    _task_of(ConductorManager._end_unplaced_builds)))
         spacing = CONF.audit.allocation_audit_interval
         if spacing is None or spacing < 0:
             LOG.debug('The allocation audit is disabled')
@@ -255,3 +262,10 @@ class ConductorManager(manager.Manager):
             self.placement, repair=CONF.audit.allocation_audit_repair,
             grace=CONF.audit.allocation_audit_grace_period)
         LOG.info('Allocation audit: %s', report.summary())
+
+    def _end_unplaced_builds(self, ctxt):
+        """End builds that never reached a compute agent (see
+        :mod:`.unplaced_builds`).
+        """
+        unplaced_builds.run(self, ctxt or berth_context.get_admin_context(),
+                            CONF.conductor.build_request_timeout)

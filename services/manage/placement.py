@@ -86,6 +86,9 @@ def add_parsers(subparsers):
                        help='Delete the orphaned allocations found.')
     audit.add_argument('--resource_provider', dest='resource_provider',
                        help='Only this resource provider.')
+    audit.add_argument('--stuck_after', dest='stuck_after', type=int,
+                       help='Also report servers in a task state for more '
+                            'than this many seconds (default 3600).')
     audit.set_defaults(action_fn=placement_audit.audit)
 
     sync = groups.add_parser(

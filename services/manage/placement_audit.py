@@ -4,11 +4,15 @@
 """``berth-manage placement audit`` and ``placement sync_aggregates``.
 
     placement audit [--verbose] [--delete] [--resource_provider UUID]
+                    [--stuck_after SECONDS]
 
 Finds allocations whose consumer is no live instance and no build request
 (seeds B1: a server deleted while its host was down) and, with
-``--delete``, removes them. Exit codes: 0 none found, 3 found, 4 found
-and deleted, 127 invalid input.
+``--delete``, removes them. It also reports the servers stuck in a task
+state (or still a build request) for more than ``--stuck_after`` seconds
+(default an hour), with the allocations they hold: those are not deleted
+(delete the server). Exit codes: 0 none found, 3 found, 4 found and all
+deleted, 127 invalid input.
 
     placement sync_aggregates [--verbose]
 
@@ -22,6 +26,7 @@ Messages are nova-manage's.
 
 import logging
 
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from common import context
@@ -30,6 +35,7 @@ from common.db import boot_records
 from common.db import cell_access as cell_access_mod
 from common.db import cells
 from common.db import compute_records
+from common.objects import instance as instance_obj
 from common.placement import client as placement_client
 from common.placement import microversions
 from services.conductor import allocation_audit
@@ -42,6 +48,9 @@ AGGREGATES_VERSION = microversions.AGGREGATES
 # NOTE: a compute agent's update can move the generation between our read
 # and write; a few tries ride that out.
 CONFLICT_RETRIES = 3
+# NOTE: an hour: longer than any build or delete takes, and what the
+# conductor's build-request bound defaults to.
+STUCK_AFTER = 3600
 
 
 def _quiet(_message):
@@ -62,6 +71,9 @@ def audit(conf):
     """The audit command; see the module docstring."""
     args = conf.category
     say = print if args.verbose else _quiet
+    if stuck_after(args) < 0:
+        print('--stuck_after must be 0 or more seconds.')
+        return 127
     ctxt = context.get_admin_context()
     placement = _placement(conf)
     cell_access = cell_access_mod.CellAccess(_api(conf))
@@ -79,8 +91,10 @@ def audit(conf):
     progress = output.Progress('providers read')
     _roots, by_consumer = allocation_audit.provider_allocations(
         placement, ctxt, providers, progress=progress.step)
-    orphans, _instances, _nodes = allocation_audit.find_orphans(
+    orphans, instances, _nodes = allocation_audit.find_orphans(
         ctxt, cell_access, by_consumer)
+    stuck = report_stuck(ctxt, cell_access, instances, by_consumer,
+                         stuck_after(args))
     deleted = 0
     for finding in orphans:
         if args.delete and allocations.delete_allocations(
@@ -95,9 +109,74 @@ def audit(conf):
             print(template % (finding.consumer, rp_uuid, resources))
     print('Processed %d allocations.'
           % sum(len(v) for v in by_consumer.values()))
-    if not orphans:
+    if not orphans and not stuck:
         return 0
-    return 4 if args.delete and deleted == len(orphans) else 3
+    return 4 if args.delete and deleted == len(orphans) and not stuck else 3
+
+
+# --- servers stuck in a task state ------------------------------------------
+
+def stuck_after(args):
+    """The ``--stuck_after`` bound in seconds (default
+    :data:`STUCK_AFTER`).
+    """
+    value = getattr(args, 'stuck_after', None)
+    return STUCK_AFTER if value is None else value
+
+
+def _since(stamp, now):
+    """Seconds from an ISO time to ``now``, or None."""
+    if not stamp:
+        return None
+    when = timeutils.normalize_time(timeutils.parse_isotime(stamp))
+    return (now - when).total_seconds()
+
+
+def find_stuck(ctxt, cell_access, instances, bound, now=None):
+    """Servers stuck in a task state for more than ``bound`` seconds.
+
+    A live instance counts when it has a task state, or is still
+    building, and has not changed for ``bound`` seconds; a build request
+    counts when it was written ``bound`` seconds ago and is still not
+    scheduled. Cell0 holds only failed builds, which have no task.
+
+    :param instances: uuid -> live Instance of the cells
+        (:func:`allocation_audit.live_instances`).
+    :returns: [(uuid, state, host or None, seconds)], oldest first;
+        ``state`` is ``task_state (vm_state)``, or ``build request``.
+    """
+    now = now or timeutils.utcnow()
+    found = []
+    for uuid, instance in instances.items():
+        if instance.task_state is None and (
+                instance.vm_state != instance_obj.BUILDING):
+            continue
+        age = _since(instance.updated_at or instance.created_at, now)
+        if age is not None and age > bound:
+            found.append((uuid, '%s (%s)' % (instance.task_state,
+                                             instance.vm_state),
+                          instance.host, age))
+    for request in boot_records.list_build_requests(
+            ctxt, database=cell_access.api):
+        age = _since(request.created_at, now)
+        if age is not None and age > bound:
+            found.append((request.uuid, 'build request', None, age))
+    return sorted(found, key=lambda item: -item[3])
+
+
+def report_stuck(ctxt, cell_access, instances, by_consumer, bound):
+    """Print each stuck server with the allocations it holds.
+
+    :param by_consumer: consumer -> {provider: resources}.
+    :returns: the stuck servers (:func:`find_stuck`).
+    """
+    stuck = find_stuck(ctxt, cell_access, instances, bound)
+    for uuid, state, host, age in stuck:
+        print('Server %s has been in task state %s on host %s for %d '
+              'seconds; it holds allocations %s' % (
+                  uuid, state, host or '(none)', age,
+                  by_consumer.get(uuid) or '{}'))
+    return stuck
 
 
 # --- sync_aggregates ---------------------------------------------------------

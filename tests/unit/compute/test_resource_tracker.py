@@ -57,11 +57,14 @@ def test_usage_is_rebuilt_from_instances(make_agent):
     conductor = agent.conductor
     for _ in range(3):
         conductor.add_instance('cn', vcpus=1, memory_mb=64, root_gb=1)
-    conductor.add_instance('cn', vcpus=2, memory_mb=128,
-                           vm_state='building', task_state='scheduling')
     conductor.add_instance('cn', vcpus=8, memory_mb=8192,
                            vm_state='deleted')
+    # NOTE: a build cast after the start (start ends the builds a
+    # restart interrupted).
     agent.start()
+    conductor.add_instance('cn', vcpus=2, memory_mb=128,
+                           vm_state='building', task_state='scheduling')
+    agent.update_all()
     row = conductor.nodes[('cn', 'cn')]
     assert (row['vcpus'], row['vcpus_used']) == (8, 5)
     assert row['memory_mb_used'] == 512 + 3 * 64 + 128
@@ -82,9 +85,10 @@ def test_record_decodes_in_the_scheduler(make_agent, conf):
                     'address': '0000:81:00.0', 'vendor_id': '8086',
                     'product_id': '1572', 'vfs': 2, 'numa_node': 1})])
     agent = make_agent()
+    agent.start()
     agent.conductor.add_instance('cn', vcpus=2, numa_topology=_pinned(
         [0, 4]), vm_state='building', task_state='scheduling')
-    agent.start()
+    agent.update_all()
     values = dict(agent.conductor.nodes[('cn', 'cn')])
     state, count = records.to_host_state(_row(values), None, {'up': True})
     assert count == 1 and state.num_io_ops == 1

@@ -106,7 +106,7 @@ def test_discovery_and_audit_follow_the_configuration(world, override):
         scheduler_api=world.scheduler, placement=world.placement,
         compute_clients=cell_rpc.CellClients(lambda: world.compute),
         api_database=world.api, cell_databases=world.registry)
-    assert _tasks(mgr) == []
+    assert _tasks(mgr) == ['end_unplaced_builds']
     mgr.post_start_hook()
     try:
         compute_records.save_compute_node(fx.ctxt(), world.cell1, 'h7',
@@ -122,9 +122,11 @@ def test_discovery_and_audit_follow_the_configuration(world, override):
     assert not mgr._discovery.is_alive()
 
 
-def test_default_configuration_runs_the_audit_only(world):
-    assert _tasks(world.manager) == ['audit_allocations']
+def test_default_configuration_runs_the_audit_and_the_build_bound(world):
+    assert _tasks(world.manager) == ['end_unplaced_builds',
+                                     'audit_allocations']
     assert world.manager._periodic_spacing['audit_allocations'] == 3600
+    assert world.manager._periodic_spacing['end_unplaced_builds'] == 60
     # Only this instance: the class and other managers are untouched.
     assert _tasks(manager.ConductorManager) == []
     world.manager.post_start_hook()
