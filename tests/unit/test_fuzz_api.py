@@ -21,6 +21,7 @@ examples per route, no shrinking, no example database).
 import json
 import logging
 import os
+import string
 import traceback
 import urllib.parse
 import uuid
@@ -92,9 +93,16 @@ def _nested(depth, leaf):
 DEEP = [_nested(100, 1), _nested(400, 'x'), _nested(900, None)]
 
 
+# The values issue 19 found 5xx with, drawn more often than the rest.
+FIRST_SUSPECTS = ['\ud800', 'a\x00b', 2 ** 63, 10 ** 30, '9' * 40,
+                  '2147483648', '%ff', None, DEEP[1]]
+
+
 def hostile():
     """Any hostile JSON value."""
-    return st.one_of(st.sampled_from(HOSTILE_STRINGS),
+    return st.one_of(st.sampled_from(FIRST_SUSPECTS),
+                     st.sampled_from(FIRST_SUSPECTS),
+                     st.sampled_from(HOSTILE_STRINGS),
                      st.sampled_from(HOSTILE_NUMBERS),
                      st.sampled_from(WRONG_TYPES), st.sampled_from(DEEP),
                      st.text(max_size=12))
@@ -109,85 +117,131 @@ RAW_BODIES = [
 
 # -- schema-derived bodies --------------------------------------------------
 
-# Values of body fields that name existing things (``flavorRef``...),
-# drawn half of the time so that requests get past the lookups; ``_keys``
-# are keys of maps (provider uuids). Set by each test.
+# Values of body fields that name existing things (``flavorRef``...);
+# ``_keys`` are keys of maps (provider uuids). Set by each test.
 REFS = {}
 PLAUSIBLE_KEYS = ['hw:cpu_policy', 'resources:VCPU', 'k', 'CUSTOM_X',
-                  'VCPU', 'MEMORY_MB', 'resources', 'trait:HW_CPU_X86_AVX',
-                  'os_distro', 'name', 'metadata', 'a' * 300]
+                  'VCPU', 'MEMORY_MB', 'trait:HW_CPU_X86_AVX', 'os_distro']
+_WORD = string.ascii_letters + string.digits + '-_'
 
 
-def _leaf(schema):
-    kind = schema.get('type')
-    if isinstance(kind, list):
-        return st.one_of(*[_leaf(dict(schema, type=k)) for k in kind])
+def _string(schema):
+    if schema.get('format') == 'uuid':
+        return st.uuids().map(str)
+    if schema.get('format') == 'ipv4':
+        return st.just('10.0.0.1')
+    if 'pattern' in schema:
+        return st.from_regex(schema['pattern'], fullmatch=True).filter(
+            lambda text: schema.get('minLength', 1) <= len(text) <= (
+                schema.get('maxLength', 255)))
+    low = schema.get('minLength', 1)
+    return st.text(_WORD, min_size=low,
+                   max_size=max(low, min(schema.get('maxLength', 12), 12)))
+
+
+def _typed(schema, kind):
     if kind == 'string':
-        if schema.get('format') == 'uuid':
-            return st.uuids().map(str)
-        return st.one_of(st.text(max_size=20), st.sampled_from(
-            ['VCPU', 'CUSTOM_A', 'affinity', 'x', 'abc', '1', 'in:a,b']))
+        return _string(schema)
     if kind == 'integer':
-        low = schema.get('minimum', -5)
-        high = schema.get('maximum', 10 ** 6)
-        return st.integers(min_value=low, max_value=high)
+        return st.integers(min_value=schema.get('minimum', 0),
+                           max_value=schema.get('maximum', 1000))
     if kind == 'number':
-        return st.floats(allow_nan=False, allow_infinity=False)
+        return st.floats(min_value=0, max_value=1000)
     if kind == 'boolean':
         return st.booleans()
     if kind == 'null':
         return st.none()
     if kind == 'array':
-        return st.lists(from_schema(schema.get('items', {})), max_size=3)
-    if kind == 'object' or 'properties' in schema:
+        return st.lists(valid(schema.get('items', {})),
+                        min_size=schema.get('minItems', 0), max_size=3)
+    if kind == 'object':
         return _object(schema)
-    return st.one_of(st.integers(), st.text(max_size=8), st.none())
+    return st.one_of(st.integers(0, 9), st.text(_WORD, max_size=8))
 
 
 def _property(name, schema):
     if name in REFS:
-        known = st.sampled_from(REFS[name])
-        return st.one_of(known, known, from_schema(schema))
-    return from_schema(schema)
+        return st.sampled_from(REFS[name])
+    return valid(schema)
 
 
 def _object(schema):
     props = schema.get('properties', {})
     required = [k for k in schema.get('required', []) if k in props]
-    optional = {k: _property(k, v) for k, v in props.items()
-                if k not in required}
     fixed = st.fixed_dictionaries(
-        {k: _property(k, props[k]) for k in required}, optional=optional)
+        {k: _property(k, props[k]) for k in required},
+        optional={k: _property(k, v) for k, v in props.items()
+                  if k not in required})
+    patterns = list((schema.get('patternProperties') or {}).values())
+    if isinstance(schema.get('additionalProperties'), dict):
+        patterns.append(schema['additionalProperties'])
+    if not patterns:
+        return fixed
     extra = st.dictionaries(
-        st.one_of(st.sampled_from(PLAUSIBLE_KEYS + REFS.get('_keys', [])),
-                  st.sampled_from(HOSTILE_STRINGS[:12])),
-        _any_schema(schema), max_size=2)
+        st.sampled_from(PLAUSIBLE_KEYS + REFS.get('_keys', [])),
+        st.one_of(*[valid(p) for p in patterns]), max_size=2)
     return st.tuples(fixed, extra).map(lambda pair: dict(pair[1],
                                                          **pair[0]))
 
 
-def _any_schema(schema):
-    patterns = list((schema.get('patternProperties') or {}).values())
-    additional = schema.get('additionalProperties')
-    if isinstance(additional, dict):
-        patterns.append(additional)
-    if patterns:
-        return st.one_of(*[from_schema(p) for p in patterns])
-    return hostile()
-
-
-def from_schema(schema):
-    """Values shaped by ``schema``, one in four a hostile value."""
+def valid(schema):
+    """Values ``schema`` (mostly) accepts."""
     if not isinstance(schema, dict):
-        return hostile()
+        return st.none()
     if 'enum' in schema:
-        valid = st.sampled_from(list(schema['enum']))
-    elif 'oneOf' in schema or 'anyOf' in schema:
-        valid = st.one_of(*[from_schema(s) for s in
-                            schema.get('oneOf') or schema['anyOf']])
-    else:
-        valid = st.deferred(lambda: _leaf(schema))
-    return st.one_of(valid, valid, valid, hostile())
+        return st.sampled_from(list(schema['enum']))
+    if 'oneOf' in schema or 'anyOf' in schema:
+        return st.one_of(*[valid(s) for s in
+                           schema.get('oneOf') or schema['anyOf']])
+    kind = schema.get('type') or (
+        'object' if 'properties' in schema else None)
+    if isinstance(kind, list):
+        return st.one_of(*[_typed(schema, k) for k in kind])
+    return st.deferred(lambda: _typed(schema, kind))
+
+
+def _leaves(value, path=()):
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, path + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, path + (index,))
+
+
+def _replace(value, path, new):
+    if not path:
+        return new
+    value = json.loads(json.dumps(value))
+    holder = value
+    for step in path[:-1]:
+        holder = holder[step]
+    holder[path[-1]] = new
+    return value
+
+
+@st.composite
+def from_schema(draw, schema):
+    """A body ``schema`` accepts, with at most one part made hostile.
+
+    NOTE: one hostile value in an otherwise valid body gets past the
+    schema's other checks to the code that stores or renders it.
+    """
+    value = draw(valid(schema), label='valid body')
+    if draw(st.integers(0, 3), label='keep') == 0:
+        return value
+    path = draw(st.sampled_from(list(_leaves(value))), label='where')
+    if path and draw(st.booleans(), label='hostile key'):
+        new_key = draw(st.sampled_from(HOSTILE_STRINGS[:12]))
+        parent = json.loads(json.dumps(value))
+        holder = parent
+        for step in path[:-1]:
+            holder = holder[step]
+        if isinstance(holder, dict):
+            holder[new_key] = holder.pop(path[-1])
+            return parent
+    return _replace(value, path, draw(hostile(), label='hostile value'))
 
 
 # -- requests ---------------------------------------------------------------
@@ -503,7 +557,7 @@ def _compute_values(world):  # noqa: F811
 def test_compute_api_never_answers_5xx(world):  # noqa: F811
     values = _compute_values(world)
     fuzzer = Fuzzer(world.app, ('OpenStack-API-Version', 'compute'),
-                    ['2.1', '2.53', '2.79', 'latest', '2.999', 'x'],
+                    ['2.79', '2.79', 'latest', '2.1', '2.53', '2.999', 'x'],
                     ['admin', 'admin', 'alice:projA'], COMPUTE_QUERY)
     compute = [(m, '/v2.1' + r) for m, r in _declared(
         compute_handler.ROUTE_DECLARATIONS)]
@@ -595,7 +649,8 @@ def placement_app():
 def test_placement_api_never_answers_5xx(placement_app):
     values = _placement_values(placement_app)
     fuzzer = Fuzzer(placement_app, ('OpenStack-API-Version', 'placement'),
-                    ['1.0', '1.14', '1.28', '1.36', '1.39', 'latest', '1.x'],
+                    ['1.39', '1.39', 'latest', '1.0', '1.14', '1.28', '1.36',
+                     '1.x'],
                     ['admin', 'admin', 'alice:projA'], PLACEMENT_QUERY)
     routes = _declared(placement_handler.ROUTE_DECLARATIONS)
     run_routes(fuzzer, routes, values, PLACEMENT_SCHEMAS)
