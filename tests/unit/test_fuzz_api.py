@@ -221,27 +221,61 @@ def _replace(value, path, new):
     return value
 
 
+# What a leaf of each type is replaced with, mostly.
+_STRING_SUSPECTS = ['\ud800', 'a\ud800', 'a\x00b', '9' * 40, '2147483648',
+                    'x' * 256, '%ff', '']
+_NUMBER_SUSPECTS = [2 ** 63, 10 ** 30, 2 ** 31, -1, '9' * 40, '2147483648']
+
+
+def _suspect_for(leaf):
+    if isinstance(leaf, str):
+        suspects = st.sampled_from(_STRING_SUSPECTS)
+    elif isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
+        suspects = st.sampled_from(_NUMBER_SUSPECTS)
+    else:
+        return hostile()
+    return st.one_of(suspects, suspects, hostile())
+
+
+def _rename_key(value, path, new_key):
+    parent = json.loads(json.dumps(value))
+    holder = parent
+    for step in path[:-1]:
+        holder = holder[step]
+    if isinstance(holder, dict):
+        holder[new_key] = holder.pop(path[-1])
+    return parent
+
+
 @st.composite
 def from_schema(draw, schema):
     """A body ``schema`` accepts, with at most one part made hostile.
 
     NOTE: one hostile value in an otherwise valid body gets past the
-    schema's other checks to the code that stores or renders it.
+    schema's other checks to the code that stores or renders it; a
+    string is mostly replaced with a hostile string, a number with a
+    hostile number, so that the value still looks the part.
     """
     value = draw(valid(schema), label='valid body')
     if draw(st.integers(0, 3), label='keep') == 0:
         return value
-    path = draw(st.sampled_from(list(_leaves(value))), label='where')
-    if path and draw(st.booleans(), label='hostile key'):
-        new_key = draw(st.sampled_from(HOSTILE_STRINGS[:12]))
-        parent = json.loads(json.dumps(value))
-        holder = parent
-        for step in path[:-1]:
-            holder = holder[step]
-        if isinstance(holder, dict):
-            holder[new_key] = holder.pop(path[-1])
-            return parent
-    return _replace(value, path, draw(hostile(), label='hostile value'))
+    paths = list(_leaves(value))
+    scalars = [p for p in paths if not isinstance(_at(value, p),
+                                                  (dict, list))]
+    if scalars and draw(st.integers(0, 3), label='scalar') > 0:
+        paths = scalars
+    path = draw(st.sampled_from(paths), label='where')
+    if path and draw(st.integers(0, 4), label='hostile key') == 0:
+        return _rename_key(value, path, draw(
+            st.sampled_from(HOSTILE_STRINGS[:12]), label='key'))
+    return _replace(value, path, draw(_suspect_for(_at(value, path)),
+                                      label='hostile value'))
+
+
+def _at(value, path):
+    for step in path:
+        value = value[step]
+    return value
 
 
 # -- requests ---------------------------------------------------------------
@@ -393,6 +427,7 @@ KNOWN_ELSEWHERE = [
     ('RecursionError', 'deeply nested JSON'),
     ('surrogates not allowed', 'lone surrogates stored or rendered'),
     ('UnicodeEncodeError', 'lone surrogates stored or rendered'),
+    ('DBInvalidUnicodeParameter', 'lone surrogates stored or rendered'),
     ('too large to convert', 'integers beyond the column'),
     ('OverflowError', 'integers beyond the column'),
 ]
