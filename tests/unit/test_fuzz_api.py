@@ -6,16 +6,17 @@
 Every route the compute API, the built-in image catalog, the noauth2
 identity stand-in and placement declare is called in-process (SQLite)
 with requests hypothesis derives from the route tables and the JSON
-schemas the handlers validate with: bodies shaped like the schema with
-hostile leaves (lone surrogates, NUL, huge integers and digit strings,
+schemas the handlers validate with: bodies the schema accepts but for
+one hostile part (lone surrogates, NUL, huge integers and digit strings,
 NaN, wrong types, deep nesting), hostile path segments and query values
 (``%ff``, encoded surrogates, NUL) and raw bodies that are no JSON at
-all. The property: the answer is never a 5xx (nor an exception out of
-the app). Every 5xx is collected with its request and the last frame of
-its traceback, and all are shown at the end.
+all; then every GET route is read plainly, to find stored values that
+break later reads. The property: the answer is never a 5xx (nor an
+exception out of the app). Every 5xx is collected with its request and
+the innermost Berth frame of its traceback, and all are shown at the end.
 
-Runs are reproducible (a fixed seed per route) and bounded (a fixed number of
-examples per route, no shrinking, no example database).
+Runs are reproducible (a fixed seed per route) and bounded (a fixed
+number of examples per route, no shrinking, no example database).
 """
 
 import json
@@ -389,20 +390,9 @@ class Fuzzer(object):
                                                    version)}, None)
 
     def verdict(self):
-        """Fail on any 5xx; xfail when all are of classes fixed elsewhere.
-        """
-        if not self.failures:
-            return
-        owners = {k: _owner('%s %s' % (k[2], v[1]))
-                  for k, v in self.failures.items()}
-        unowned = [k for k, owner in owners.items() if owner is None]
-        report = self.report()
-        if unowned:
-            pytest.fail('%s\n\nnot of a class fixed elsewhere: %s'
-                        % (report, unowned), pytrace=False)
-        pytest.xfail('only 5xx classes other branches fix (%s):\n%s' % (
-            ', '.join(sorted(set(owners.values()))),
-            report))
+        """Fail, showing every 5xx and its request, if there was any."""
+        if self.failures:
+            pytest.fail(self.report(), pytrace=False)
 
     def report(self):
         lines = []
@@ -415,29 +405,6 @@ class Fuzzer(object):
                              url[:300], headers, body))
         return '%d distinct 5xx in %d requests:\n%s' % (
             len(self.failures), self.calls, '\n'.join(lines))
-
-
-# NOTE: the 5xx classes issue 19 lists that other branches fix (the
-# encoding and nesting checks of common/wsgi, the schema helpers' string
-# and integer ranges, placement's own input checks). Until they are
-# merged, a run that meets only these is an expected failure; any other
-# 5xx fails. Empty this once they are merged: then every 5xx fails.
-KNOWN_ELSEWHERE = [
-    ('UnicodeDecodeError', '%ff: invalid UTF-8 in a path or query'),
-    ('RecursionError', 'deeply nested JSON'),
-    ('surrogates not allowed', 'lone surrogates stored or rendered'),
-    ('UnicodeEncodeError', 'lone surrogates stored or rendered'),
-    ('DBInvalidUnicodeParameter', 'lone surrogates stored or rendered'),
-    ('too large to convert', 'integers beyond the column'),
-    ('OverflowError', 'integers beyond the column'),
-]
-
-
-def _owner(where):
-    for marker, name in KNOWN_ELSEWHERE:
-        if marker in where:
-            return name
-    return None
 
 
 def _dump(value):
@@ -714,11 +681,4 @@ def test_fuzzer_reports_each_5xx_with_its_request():
     assert '?' in failure[2] and 'zz=' in failure[2]
     assert 'GET /toy/{id} -> raised' in fuzzer.report()
     with pytest.raises(pytest.fail.Exception):
-        fuzzer.verdict()
-    # A class another branch fixes is an expected failure, not a pass.
-    fuzzer = Fuzzer(_toy_app(UnicodeDecodeError('utf-8', b'\xff', 0, 1,
-                                                'invalid start byte')),
-                    ('X-Version', 'toy'), ['1'], ['admin'], ['limit'])
-    run_routes(fuzzer, [('GET', '/toy/{id}')], {'id': ['one']}, {})
-    with pytest.raises(pytest.xfail.Exception):
         fuzzer.verdict()
