@@ -29,6 +29,7 @@ from services.api.handlers import server_groups
 from services.api.handlers import servers
 from services.api.handlers import services
 from services.api import router
+from services.api import util
 
 V21 = '/v2.1'
 
@@ -170,19 +171,46 @@ def _not_allowed(allowed):
         headers={'Allow': allowed})
 
 
+def split_project(path):
+    """The project id a path under /v2.1 names, and its route path.
+
+    :returns: ``(project_id or None, path relative to /v2.1)``, or
+        ``(None, None)`` when ``path`` is not under /v2.1.
+    """
+    if path != V21 and not path.startswith(V21 + '/'):
+        return None, None
+    rest = path[len(V21):] or '/'
+    segments = rest.strip('/').split('/')
+    if segments[0] and segments[0] not in TOP_LEVEL and len(segments) > 1:
+        return segments[0], '/' + '/'.join(segments[1:])
+    return None, rest
+
+
 def compute_path(path):
     """The route path of a request under /v2.1, project id removed.
 
     :returns: the path relative to /v2.1, or None when ``path`` is not
         under /v2.1.
     """
-    if path != V21 and not path.startswith(V21 + '/'):
-        return None
-    rest = path[len(V21):] or '/'
-    segments = rest.strip('/').split('/')
-    if segments[0] and segments[0] not in TOP_LEVEL and len(segments) > 1:
-        rest = '/' + '/'.join(segments[1:])
-    return rest
+    return split_project(path)[1]
+
+
+def check_url_project(req, project_id):
+    """Refuse a path naming a project other than the caller's, as Nova.
+
+    NOTE: Nova compares the two for every caller, admins included: an
+    admin scoped to one project reaches another's resources through
+    query parameters (``all_tenants``, ``tenant_id``), never the URL.
+
+    :raises errors.BadRequest: the path's project is not the token's.
+    """
+    ctx = req.environ.get(util.CONTEXT_KEY)
+    if ctx is None or not project_id or not ctx.project_id:
+        return
+    if project_id != ctx.project_id:
+        raise errors.BadRequest(
+            "Malformed request URL: URL's project_id '%s' doesn't match "
+            "Context's project_id '%s'" % (project_id, ctx.project_id))
 
 
 class Dispatcher(object):
@@ -206,10 +234,13 @@ class Dispatcher(object):
             return self.image.handler_for(req.method, path)
         if path == '/identity' or path.startswith('/identity/'):
             return self.identity.handler_for(req.method, path)
-        relative = compute_path(path)
+        project_id, relative = split_project(path)
         if relative is None:
             raise _not_found()
-        return self.compute.handler_for(req.method, relative)
+        found = self.compute.handler_for(req.method, relative)
+        # NOTE: after routing, as Nova: an unknown path stays a 404.
+        check_url_project(req, project_id)
+        return found
 
     def __call__(self, environ, start_response):
         req = webob.Request(environ)

@@ -8,6 +8,8 @@ build requests and every cell (:mod:`services.api.server_lookup`),
 deletion picks the RPC or the local path (:mod:`services.api.deletion`).
 """
 
+from oslo_utils import strutils
+
 from common.db import instance_records
 from services.api import boot
 from services.api import cell_hosts
@@ -28,15 +30,34 @@ _FILTERS = ('name', 'status', 'availability_zone', 'reservation_id',
             'node', 'image', 'flavor')
 
 
+def _all_tenants(req):
+    """Whether the query asks for every project's servers, as Nova reads it.
+
+    NOTE: as Nova, ``all_tenants`` with no value means yes, and a value
+    that is no boolean is a 400 rather than a silent no.
+    """
+    if 'all_tenants' not in req.GET:
+        return False
+    value = req.GET['all_tenants']
+    if not value:
+        return True
+    try:
+        return strutils.bool_from_string(value, strict=True)
+    except ValueError as exc:
+        raise errors.BadRequest('Invalid input received: %s' % exc)
+
+
 def _project_scope(req, action):
-    """The project to list (None: all) for the caller and its query."""
-    ctx = util.context(req)
-    all_tenants = 'all_tenants' in req.GET and util.query_bool(
-        req, 'all_tenants', default=True)
-    if all_tenants and policies.authorize(
-            req, action + ':get_all_tenants', fatal=False):
+    """The project to list (None: all) for the caller and its query.
+
+    :raises errors.Forbidden: ``all_tenants`` from a caller the
+        ``...:get_all_tenants`` rule denies (Nova refuses, it does not
+        quietly list the caller's own servers).
+    """
+    if _all_tenants(req):
+        policies.authorize(req, action + ':get_all_tenants')
         return req.GET.get('project_id') or req.GET.get('tenant_id')
-    return ctx.project_id
+    return util.context(req).project_id
 
 
 def _list(req, action, detail):
@@ -81,11 +102,19 @@ def list_servers_detail(req):
 def find_authorized(req, action):
     """(Instance, cell) of ``server_id`` if the caller may ``action`` it.
 
-    :raises errors.NotFound: no such server.
+    NOTE: as Nova, whose database reads are limited to the caller's
+    project unless the caller is an admin: another project's server is
+    "not found", so that its id is not confirmed to exist.
+
+    :raises errors.NotFound: no such server, or another project's and the
+        caller is no admin.
     :raises errors.Forbidden: the policy denies it.
     """
-    instance, cell = server_lookup.find(util.context(req),
-                                        req.urlvars['server_id'])
+    ctx = util.context(req)
+    server_id = req.urlvars['server_id']
+    instance, cell = server_lookup.find(ctx, server_id)
+    if not ctx.is_admin and instance.project_id != ctx.project_id:
+        raise errors.NotFound('Instance %s could not be found.' % server_id)
     policies.authorize(req, action, {'project_id': instance.project_id,
                                      'user_id': instance.user_id})
     return instance, cell

@@ -1,0 +1,368 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Who may call each route: every route of the compute API, the image
+catalog and the noauth2 identity stand-in, called as each role.
+
+``TABLE`` names, for every (method, route) the dispatcher declares, the
+status each caller gets: an admin, a member and a reader of ``projA``
+(which owns the server, image, group... the route acts on) and a member
+of ``projB``. A route missing from the table, or a table row naming a
+route that no longer exists, fails the test: a new route must say who
+may call it.
+"""
+
+import collections
+import datetime
+
+from common.db import cell_tables
+from services.api import handler
+from tests.unit.api import helpers
+from tests.unit.api.helpers import V
+
+CALLERS = collections.OrderedDict([
+    ('admin', {'token': 'admin'}),
+    ('member', {'token': 'alice:projA'}),
+    ('reader', {'token': 'rita:projA', 'headers': {'X-Roles': 'reader'}}),
+    ('other', {'token': 'bob:projB'}),
+])
+
+
+def _statuses(admin, member, reader, other):
+    return {'admin': admin, 'member': member, 'reader': reader,
+            'other': other}
+
+
+ALL_200 = _statuses(200, 200, 200, 200)
+ADMIN_ONLY = _statuses(200, 403, 403, 403)
+# Reads of projA's resource: another project's caller is told it does
+# not exist (Nova's servers, Glance's private images).
+OWNER_READ = _statuses(200, 200, 200, 404)
+
+
+def _owner_write(ok):
+    return _statuses(ok, ok, 403, 404)
+
+
+def _admin(ok):
+    return _statuses(ok, 403, 403, 403)
+
+
+Row = collections.namedtuple('Row', 'method route expect body')
+
+
+def _row(method, route, expect, body=None):
+    return Row(method, route, expect, body)
+
+
+SERVER_NAME = {'server': {'name': 'renamed'}}
+FLAVOR = {'flavor': {'name': 'f-new', 'vcpus': 1, 'ram': 64, 'disk': 1}}
+
+TABLE = [
+    _row('GET', '/', ALL_200),
+    _row('GET', '/servers', ALL_200),
+    _row('GET', '/servers/detail', ALL_200),
+    _row('POST', '/servers', _statuses(202, 202, 403, 202), 'boot'),
+    _row('GET', '/servers/{server_id}', OWNER_READ),
+    _row('PUT', '/servers/{server_id}', _owner_write(200), SERVER_NAME),
+    _row('DELETE', '/servers/{server_id}', _owner_write(204)),
+    _row('GET', '/servers/{server_id}/os-instance-actions', OWNER_READ),
+    _row('GET', '/servers/{server_id}/os-instance-actions/{request_id}',
+         OWNER_READ),
+    _row('GET', '/flavors', ALL_200),
+    _row('GET', '/flavors/detail', ALL_200),
+    _row('POST', '/flavors', ADMIN_ONLY, FLAVOR),
+    # NOTE: the flavor is private to projA: projB does not see it.
+    _row('GET', '/flavors/{flavor_id}', OWNER_READ),
+    _row('PUT', '/flavors/{flavor_id}', ADMIN_ONLY,
+         {'flavor': {'description': 'd'}}),
+    _row('DELETE', '/flavors/{flavor_id}', _admin(202)),
+    _row('POST', '/flavors/{flavor_id}/action', ADMIN_ONLY,
+         {'addTenantAccess': {'tenant': 'projC'}}),
+    _row('POST', '/flavors/{flavor_id}/action', ADMIN_ONLY,
+         {'removeTenantAccess': {'tenant': 'projA'}}),
+    _row('GET', '/flavors/{flavor_id}/os-flavor-access', ADMIN_ONLY),
+    _row('GET', '/flavors/{flavor_id}/os-extra_specs', OWNER_READ),
+    _row('POST', '/flavors/{flavor_id}/os-extra_specs', ADMIN_ONLY,
+         {'extra_specs': {'hw:mem_page_size': 'large'}}),
+    _row('GET', '/flavors/{flavor_id}/os-extra_specs/{key}', OWNER_READ),
+    _row('PUT', '/flavors/{flavor_id}/os-extra_specs/{key}', ADMIN_ONLY,
+         {'hw:cpu_policy': 'shared'}),
+    _row('DELETE', '/flavors/{flavor_id}/os-extra_specs/{key}', ADMIN_ONLY),
+    _row('GET', '/os-aggregates', ADMIN_ONLY),
+    _row('POST', '/os-aggregates', ADMIN_ONLY,
+         {'aggregate': {'name': 'agg-new'}}),
+    _row('GET', '/os-aggregates/{aggregate_id}', ADMIN_ONLY),
+    _row('PUT', '/os-aggregates/{aggregate_id}', ADMIN_ONLY,
+         {'aggregate': {'name': 'agg-renamed'}}),
+    _row('DELETE', '/os-aggregates/{aggregate_id}', ADMIN_ONLY),
+    _row('POST', '/os-aggregates/{aggregate_id}/action', ADMIN_ONLY,
+         {'set_metadata': {'metadata': {'k': 'v'}}}),
+    _row('POST', '/os-aggregates/{aggregate_id}/action', ADMIN_ONLY,
+         'add_host'),
+    _row('GET', '/os-availability-zone', ALL_200),
+    _row('GET', '/os-availability-zone/detail', ADMIN_ONLY),
+    _row('GET', '/os-server-groups', ALL_200),
+    _row('POST', '/os-server-groups', _statuses(200, 200, 403, 200),
+         {'server_group': {'name': 'g-new', 'policy': 'affinity'}}),
+    # NOTE: as Nova, a group of another project is refused, not hidden.
+    _row('GET', '/os-server-groups/{group_id}', _statuses(200, 200, 200,
+                                                          403)),
+    _row('DELETE', '/os-server-groups/{group_id}', _statuses(204, 204, 403,
+                                                             403)),
+    _row('GET', '/os-services', ADMIN_ONLY),
+    _row('PUT', '/os-services/{service_id}', ADMIN_ONLY,
+         {'status': 'disabled'}),
+    _row('DELETE', '/os-services/{service_id}', _admin(204)),
+    _row('GET', '/os-hypervisors', ADMIN_ONLY),
+    _row('GET', '/os-hypervisors/detail', ADMIN_ONLY),
+    _row('GET', '/os-hypervisors/statistics', ADMIN_ONLY),
+    _row('GET', '/os-hypervisors/{hypervisor_id}', ADMIN_ONLY),
+    # NOTE: allowed, and then 501 as Nova's for drivers without uptime.
+    _row('GET', '/os-hypervisors/{hypervisor_id}/uptime', _admin(501)),
+    _row('GET', '/os-quota-sets/{project_id}', _statuses(200, 200, 200,
+                                                         403)),
+    _row('PUT', '/os-quota-sets/{project_id}', ADMIN_ONLY,
+         {'quota_set': {'cores': 40}}),
+    _row('DELETE', '/os-quota-sets/{project_id}', _admin(202)),
+    _row('GET', '/os-quota-sets/{project_id}/defaults', ALL_200),
+    _row('GET', '/os-quota-sets/{project_id}/detail', _statuses(200, 200,
+                                                                200, 403)),
+    _row('GET', '/limits', ALL_200),
+    # the built-in image catalog
+    _row('GET', '/image', ALL_200),
+    _row('GET', '/image/v2/images', ALL_200),
+    _row('POST', '/image/v2/images', _statuses(201, 201, 403, 201),
+         {'name': 'new', 'disk_format': 'raw',
+          'container_format': 'bare'}),
+    _row('GET', '/image/v2/images/{image_id}', OWNER_READ),
+    _row('PATCH', '/image/v2/images/{image_id}', _owner_write(200),
+         'patch'),
+    _row('DELETE', '/image/v2/images/{image_id}', _owner_write(204)),
+    _row('GET', '/image/v2/images/{image_id}/file', _statuses(204, 204, 204,
+                                                              404)),
+    _row('PUT', '/image/v2/images/{image_id}/file', _owner_write(204),
+         'octets'),
+    _row('PUT', '/image/v2/images/{image_id}/tags/{tag}', _owner_write(204)),
+    _row('DELETE', '/image/v2/images/{image_id}/tags/{tag}',
+         _owner_write(204)),
+    # the noauth2 identity stand-in
+    _row('GET', '/identity', ALL_200),
+    _row('GET', '/identity/v3', ALL_200),
+    _row('GET', '/identity/v3/projects', ALL_200),
+    _row('GET', '/identity/v3/projects/{project_id}', ALL_200),
+]
+
+
+def _declared():
+    routes = set()
+    for declarations in (handler.ROUTE_DECLARATIONS,
+                         handler.IMAGE_ROUTE_DECLARATIONS,
+                         handler.IDENTITY_ROUTE_DECLARATIONS):
+        for route, methods in declarations.items():
+            routes.update((method, route) for method in methods)
+    return routes
+
+
+def _full_path(route):
+    if route.startswith(('/image', '/identity')):
+        return route
+    return V + (route if route != '/' else '/')
+
+
+_PATCH_TYPE = 'application/openstack-images-v2.1-json-patch'
+
+
+class Fixtures(object):
+    """Fresh projA resources for each call, so that deletes can repeat."""
+
+    def __init__(self, world):
+        self.world = world
+        self.client = world.client
+        self.count = 0
+        world.add_host('node0')
+        self.public_flavor = helpers.make_flavor(self.client, name='pub')
+        self.public_image = helpers.make_image(self.client, name='pub',
+                                               visibility='public')
+
+    def _next(self):
+        self.count += 1
+        return self.count
+
+    def server_id(self, values):
+        uuid = self.world.add_instance('cell1', host='node0',
+                                       project_id='projA')
+        now = datetime.datetime(2026, 1, 1)
+        self.world.insert('cell1', cell_tables.instance_actions,
+                          action='create', instance_uuid=uuid,
+                          request_id='req-%s' % uuid, user_id='alice',
+                          project_id='projA', start_time=now, deleted=0,
+                          created_at=now)
+        values['request_id'] = 'req-%s' % uuid
+        return uuid
+
+    def flavor_id(self, values):
+        flavor = helpers.make_flavor(
+            self.client, name='priv-%d' % self._next(), public=False,
+            specs={'hw:cpu_policy': 'dedicated'})
+        status, body, _r = self.client.post(
+            V + '/flavors/%s/action' % flavor,
+            {'addTenantAccess': {'tenant': 'projA'}})
+        assert status == 200, body
+        values['key'] = 'hw:cpu_policy'
+        return flavor
+
+    def aggregate_id(self, values):
+        status, body, _r = self.client.post(V + '/os-aggregates', {
+            'aggregate': {'name': 'agg-%d' % self._next()}})
+        assert status == 200, body
+        return str(body['aggregate']['id'])
+
+    def group_id(self, values):
+        status, body, _r = self.client.post(V + '/os-server-groups', {
+            'server_group': {'name': 'g', 'policy': 'affinity'}},
+            **CALLERS['member'])
+        assert status == 200, body
+        return body['server_group']['id']
+
+    def _host(self):
+        host = 'host-%d' % self._next()
+        node = self.world.add_host(host)
+        return host, node
+
+    def service_id(self, values):
+        host, _node = self._host()
+        [row] = self.world.rows('cell1', cell_tables.services, host=host)
+        return row['uuid']
+
+    def hypervisor_id(self, values):
+        return self._host()[1]
+
+    def project_id(self, values):
+        return 'projA'
+
+    def image_id(self, values):
+        status, body, _r = self.client.post('/image/v2/images', {
+            'name': 'img', 'disk_format': 'raw', 'container_format': 'bare',
+            'tags': ['blue']}, **CALLERS['member'])
+        assert status == 201, body
+        values['tag'] = 'blue'
+        return body['id']
+
+    def path(self, route):
+        values = {}
+        for name in ('server_id', 'flavor_id', 'aggregate_id', 'group_id',
+                     'service_id', 'hypervisor_id', 'project_id',
+                     'image_id'):
+            if '{%s}' % name in route:
+                values[name] = getattr(self, name)(values)
+        return _full_path(route).format(**values)
+
+    def body(self, row):
+        """(body, raw, headers) of ``row``'s request."""
+        if row.body == 'boot':
+            return {'server': {'name': 'vm', 'flavorRef': self.public_flavor,
+                               'imageRef': self.public_image,
+                               'networks': 'none'}}, None, {}
+        if row.body == 'add_host':
+            host, _node = self._host()
+            return {'add_host': {'host': host}}, None, {}
+        if row.body == 'patch':
+            patch = b'[{"op": "replace", "path": "/name", "value": "x"}]'
+            return None, patch, {'Content-Type': _PATCH_TYPE}
+        if row.body == 'octets':
+            return None, b'data', {
+                'Content-Type': 'application/octet-stream'}
+        return row.body, None, {}
+
+
+def _call(fixtures, row, caller):
+    path = fixtures.path(row.route)
+    body, raw, headers = fixtures.body(row)
+    kwargs = dict(CALLERS[caller])
+    kwargs['headers'] = dict(kwargs.get('headers', {}), **headers)
+    status, data, _r = fixtures.client.request(row.method, path, body=body,
+                                               raw=raw, **kwargs)
+    return status, data
+
+
+def test_table_lists_every_route():
+    listed = {(row.method, row.route) for row in TABLE}
+    declared = _declared()
+    assert not declared - listed, (
+        'routes without a row in TABLE (say who may call them): %s'
+        % sorted(declared - listed))
+    assert not listed - declared, (
+        'rows for routes that do not exist: %s' % sorted(listed - declared))
+    for row in TABLE:
+        assert set(row.expect) == set(CALLERS), row
+
+
+def test_every_route_answers_each_role_as_listed(world):
+    fixtures = Fixtures(world)
+    wrong = []
+    for row in TABLE:
+        for caller, expected in row.expect.items():
+            status, data = _call(fixtures, row, caller)
+            if status != expected:
+                wrong.append('%s %s as %s: %s, expected %s (%s)' % (
+                    row.method, row.route, caller, status, expected, data))
+    assert not wrong, '\n'.join(wrong)
+
+
+def test_other_projects_server_is_not_found_on_every_route(world):
+    fixtures = Fixtures(world)
+    uuid = fixtures.server_id({})
+    for method, suffix, body in (
+            ('GET', '', None), ('PUT', '', SERVER_NAME),
+            ('DELETE', '', None), ('GET', '/os-instance-actions', None),
+            ('GET', '/os-instance-actions/req-%s' % uuid, None)):
+        status, data, _r = world.client.request(
+            method, V + '/servers/' + uuid + suffix, body=body,
+            **CALLERS['other'])
+        assert status == 404, (method, suffix, data)
+        assert data['itemNotFound']['message'] == (
+            'Instance %s could not be found.' % uuid)
+    # NOTE: nothing was changed or deleted by the refused calls.
+    status, data, _r = world.client.get(V + '/servers/' + uuid)
+    assert status == 200 and data['server']['name'].startswith('vm-')
+    assert world.compute.terminated == []
+
+
+def test_all_tenants_is_refused_to_a_member(world):
+    fixtures = Fixtures(world)
+    mine = fixtures.server_id({})
+    theirs = world.add_instance('cell1', host='node0', project_id='projB')
+    for path in ('/servers', '/servers/detail'):
+        for query in ('all_tenants=1', 'all_tenants', 'all_tenants=true'):
+            status, data, _r = world.client.get(
+                V + path + '?' + query, **CALLERS['member'])
+            assert status == 403, (path, query, data)
+            assert 'get_all_tenants' in data['forbidden']['message']
+        status, data, _r = world.client.get(V + path + '?all_tenants=0',
+                                            **CALLERS['member'])
+        assert status == 200
+        assert [s['id'] for s in data['servers']] == [mine]
+        status, data, _r = world.client.get(V + path + '?all_tenants=maybe')
+        assert status == 400, data
+        status, data, _r = world.client.get(V + path + '?all_tenants=1')
+        assert status == 200
+        assert {s['id'] for s in data['servers']} == {mine, theirs}
+
+
+def test_project_id_in_url_must_be_the_callers(world):
+    Fixtures(world)
+    status, _d, _r = world.client.get(V + '/projA/servers',
+                                      **CALLERS['member'])
+    assert status == 200
+    status, data, _r = world.client.get(V + '/projB/servers',
+                                        **CALLERS['member'])
+    assert status == 400
+    assert data['badRequest']['message'] == (
+        "Malformed request URL: URL's project_id 'projB' doesn't match "
+        "Context's project_id 'projA'")
+    # NOTE: admins too, as Nova: the URL names the token's project.
+    assert world.client.get(V + '/projB/flavors')[0] == 400
+    assert world.client.get(V + '/admin/flavors')[0] == 200
+    # An unknown route stays a 404 whatever project the URL names.
+    assert world.client.get(V + '/projB/nothing')[0] == 404
