@@ -52,8 +52,8 @@ from services.placement.schemas import resource_class as p_rc
 from services.placement.schemas import resource_provider as p_rp
 from services.placement.schemas import trait as p_trait
 from services.placement.schemas import usage as p_usage
-from tests.unit.api import helpers
 from tests.unit.api.conftest import world  # noqa: F401 (a fixture)
+from tests.unit.api import helpers
 from tests.unit.placement import fixtures as placement_fixtures
 
 # NOTE: examples per route; about 110 routes, a few ms each on SQLite.
