@@ -15,6 +15,7 @@
 # never copies the conformance files into the repository.
 #
 # Environment:
+#   CONFORMANCE_RUNNER   the runner (default: ../shared/conformance/placement/run)
 #   BERTH_PLACEMENT_API  the server binary (default: .venv/bin/berth-placement-api)
 #   CONFORMANCE_VENV     the runner's virtualenv (default /tmp/berth-conformance-venv)
 #   CONFORMANCE_JSON     per-test results (default /tmp/berth-conformance-KIND.json)
@@ -30,7 +31,7 @@ case "$KIND" in
 esac
 
 ROOT=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-RUNNER="$ROOT/../shared/conformance/placement/run"
+RUNNER=${CONFORMANCE_RUNNER:-$ROOT/../shared/conformance/placement/run}
 [ -x "$RUNNER" ] || { echo "no conformance runner at $RUNNER" >&2; exit 2; }
 API=${BERTH_PLACEMENT_API:-$ROOT/.venv/bin/berth-placement-api}
 [ -x "$API" ] || API=$(command -v berth-placement-api) || {

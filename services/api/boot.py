@@ -4,10 +4,10 @@
 """The boot path: from a validated POST /servers to a conductor cast.
 
 Everything that can be wrong with a request is found here, before any
-record exists, and is the caller's 4xx (DESIGN.md section 4): the flavor
-and image must exist and be usable, the flavor's and image's NUMA/CPU
-requests must make sense together (:mod:`common.numa.constraints`, at API
-time as in Nova), the zone must exist or a host be forced (by admins),
+record exists, and is the caller's 4xx (doc/architecture.md, flow 1): the
+flavor and image must exist and be usable, the flavor's and image's
+NUMA/CPU requests must make sense together (:mod:`common.numa.constraints`,
+at API time as in Nova), the zone must exist or a host be forced (by admins),
 the server group must exist and have room, the quota must allow at least
 ``min_count`` servers. Then one Instance and one RequestSpec per server
 are written with the build requests (one api database transaction), the
@@ -197,7 +197,8 @@ def numa_for_boot(flavor, image):
     """The instance NUMA topology primitive (or None), at API time.
 
     :raises errors.BadRequest: the flavor and image ask for something
-        impossible (seeds digest 6.2; B11 is a 400 here, never a 500).
+        impossible (doc/behaviours.md §numa-constraints; B11 is a 400
+        here, never a 500).
     """
     try:
         topology = constraints.get_constraints(

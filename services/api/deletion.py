@@ -14,8 +14,8 @@
   older than ``service_down_time``, or forced down): a local delete. The
   API soft-deletes the row itself and removes the instance's placement
   allocations, so that nothing is left behind for a host that may never
-  come back (seeds digest 5.7 and B1). The compute cleans its side when
-  it returns.
+  come back (doc/behaviours.md §local-delete, B1). The compute cleans
+  its side when it returns.
 """
 
 import logging

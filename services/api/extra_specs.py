@@ -6,7 +6,7 @@
 A flavor's ``hw:`` keys are read at every boot (NUMA, pinning, page
 sizes), ``resources:`` and ``trait:`` keys shape the placement query;
 a typo there must fail when the administrator sets it, with a 400 naming
-the key, not as a 500 at boot (seeds digest B11: ``hw:cpu_thread_policy=
+the key, not as a 500 at boot (doc/behaviours.md B11: ``hw:cpu_thread_policy=
 avoid``). So every key of a namespace Berth knows is checked: an unknown
 key in it, or a value outside its domain, is refused. Keys without a
 namespace, and namespaces Berth does not know, are free-form, as Nova has

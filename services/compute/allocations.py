@@ -4,10 +4,10 @@
 """Remove placement allocations of instances no longer on a node.
 
 An instance deleted while its compute was down keeps its allocation
-until something removes it (seeds B1, A13): at start and then whenever a
-node's providers or instances change, the agent lists the allocations
-against the node's providers and looks at every consumer that is not one
-of its instances or builds:
+until something removes it (doc/behaviours.md B1, A13): at start and
+then whenever a node's providers or instances change, the agent lists the
+allocations against the node's providers and looks at every consumer
+that is not one of its instances or builds:
 
 - an instance the conductor reports deleted: its allocation goes at once;
 - an instance being built: kept (the scheduler claims before the

@@ -16,7 +16,7 @@ that a restart finds the same providers:
 - with ``[pci] report_in_placement``, one ``<node>_<address>`` provider
   per physical function (holding its VFs) or stand-alone device.
 
-Inventories follow the seeds' libvirt rules (digest §2.4, §5.1): totals
+Inventories follow Nova's libvirt rules (doc/behaviours.md §inventory): totals
 and ``max_unit`` are physical counts, never multiplied by the ratio, so
 one instance can never be bigger than the host (seed B9).
 """
@@ -97,7 +97,8 @@ def inventory(total, reserved=0, ratio=1.0, max_unit=None):
 
 
 def _add(inventories, rc, total, reserved=0, ratio=1.0):
-    # NOTE: placement forbids inventory with total 0 (digest §2.4).
+    # NOTE: placement forbids inventory with total 0
+    # (doc/behaviours.md §inventory).
     if total > 0:
         inventories[rc] = inventory(total, reserved, ratio)
 

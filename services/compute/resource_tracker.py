@@ -3,16 +3,16 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """The resource tracker of one host: its nodes' usage, records and trees.
 
-Per update and node (digest §5.1): the driver's view, the usage rebuilt
-from the instances on the node (plus builds in flight; the rows are kept
-in step with the cell database by :mod:`.instance_sync`), the compute node
-record saved through the conductor when it changed, the provider tree
-pushed to placement, and allocations of instances that left the node
-removed. Claims for builds change the same in-memory view under the same
-lock, so a build and an update never see half of each other.
+Per update and node (doc/behaviours.md §periodic): the driver's view, the
+usage rebuilt from the instances on the node (plus builds in flight; the
+rows are kept in step with the cell database by :mod:`.instance_sync`),
+the compute node record saved through the conductor when it changed, the
+provider tree pushed to placement, and allocations of instances that left
+the node removed. Claims for builds change the same in-memory view under
+the same lock, so a build and an update never see half of each other.
 
 The record is saved before placement is touched, so a placement outage
-never leaves stale pinned CPUs in the record (seed B4).
+never leaves stale pinned CPUs in the record (doc/behaviours.md B4).
 """
 
 import logging

@@ -6,8 +6,8 @@
 Usage is never carried over from the last run: every update starts from
 the driver's empty view and adds each instance's flavor, NUMA placement
 (pinned CPUs, memory, pages) and PCI devices, so stale pinned CPUs can
-only survive as long as updates fail (seeds B4, A14). The result is the
-``compute_nodes`` row in the shape the scheduler decodes
+only survive as long as updates fail (doc/behaviours.md B4, A14). The
+result is the ``compute_nodes`` row in the shape the scheduler decodes
 (:mod:`services.scheduler.sources.records`).
 """
 

@@ -3,8 +3,8 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """Compare placement allocations with the instances of every cell.
 
-Three kinds of finding (seeds B1, B13: usage is placement's, so a leaked
-allocation is a leaked host):
+Three kinds of finding (doc/behaviours.md B1, B13: usage is placement's,
+so a leaked allocation is a leaked host):
 
 * **orphaned**: a consumer holds allocations but is no live instance in
   any cell and no build request (a server deleted while its host was

@@ -7,7 +7,7 @@
                     [--stuck_after SECONDS]
 
 Finds allocations whose consumer is no live instance and no build request
-(seeds B1: a server deleted while its host was down) and, with
+(doc/behaviours.md B1: a server deleted while its host was down) and, with
 ``--delete``, removes them. It also reports the servers stuck in a task
 state (or still a build request) for more than ``--stuck_after`` seconds
 (default an hour), with the allocations they hold: those are not deleted

@@ -23,8 +23,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 UNIT_DIR = os.path.join(ROOT, 'etc', 'systemd')
 CONFIG_FILE = '/etc/berth/berth.conf'
 
-# NOTE: unit -> binary. These are the names of DESIGN.md section 9; a unit
-# added without a line here fails test_every_unit_is_known.
+# NOTE: unit -> binary. These are the names doc/architecture.md's process
+# table gives; a unit added without a line here fails
+# test_every_unit_is_known.
 UNITS = {
     'berth-api.service': 'berth-api',
     'berth-conductor.service': 'berth-conductor',

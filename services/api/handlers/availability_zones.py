@@ -6,7 +6,7 @@
 A compute host is in the zones of its zone aggregates, or in
 ``[DEFAULT] default_availability_zone`` when it is in none; a zone is
 listed only while it has compute services, so the default zone vanishes
-once every host is in some zone (seeds digest 7.1). A zone is available
+once every host is in some zone (doc/behaviours.md §zones). A zone is available
 when one of its compute services is enabled. The detail adds the
 ``internal`` zone of the control services (conductor, scheduler) and, per
 host, each service's state::

@@ -5,7 +5,7 @@
 
 Services of every cell are listed; ids are the services' uuids (2.53).
 Deleting a compute service also removes what a dead compute cannot
-remove itself (seeds digest B2): its host mapping, its membership of
+remove itself (doc/behaviours.md B2): its host mapping, its membership of
 host aggregates and its resource providers in placement.
 """
 

@@ -46,7 +46,8 @@ def test_boot_records_build_request_and_casts(world):
         '5a1c8f2e-6c1c-4f3e-9bd6-0d2b3a3b1c11']
     assert json.loads(spec.scheduler_hints['query'][0]) == [
         '>=', '$free_ram_mb', 1]
-    # NOTE: dedicated CPUs always imply a NUMA topology (digest 6.2).
+    # NOTE: dedicated CPUs always imply a NUMA topology
+    # (doc/behaviours.md §numa-constraints).
     assert len(spec.numa_topology['cells']) == 1
     ctx = world.admin_context()
     instance = boot_records.get_build_request(ctx, uuid)
@@ -131,7 +132,8 @@ def test_bad_requests_are_400_naming_the_problem(world):
 
 
 def test_numa_constraints_checked_at_api_time(world):
-    # NOTE: seeds B11: an image contradicting the flavor is a 400 at boot.
+    # NOTE: doc/behaviours.md B11: an image contradicting the flavor is a
+    # 400 at boot.
     flavor = helpers.make_flavor(world.client, specs={
         'hw:cpu_policy': 'shared'})
     image = helpers.make_image(world.client, hw_cpu_policy='dedicated')
