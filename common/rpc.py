@@ -222,7 +222,7 @@ def get_server(target, endpoints, serializer=None, server_cls=None):
     """
     # NOTE: no executor argument: passing one is deprecated, and
     # oslo.messaging picks `threading` unless eventlet has patched the
-    # process (the opt-in BERTH_EVENTLET mode of DESIGN section 6).
+    # process (the opt-in BERTH_EVENTLET mode, common/eventlet_mode.py).
     # DefaultRPCAccessPolicy keeps private methods (_name) unreachable.
     extra = {'server_cls': server_cls} if server_cls else {}
     return messaging.get_rpc_server(
@@ -243,6 +243,11 @@ def stop_server(server):
     one. So, on RabbitMQ, the consumers are cancelled at once, and what
     arrived before the cancel is handed to the server's executor, which
     ``wait()`` drains. Other drivers only get ``stop()``.
+
+    The listener, its connection and the executor hand-off are private to
+    oslo.messaging (checked against 18.3.1); each is looked up with a
+    default, so a library that moves them degrades to a plain ``stop()``,
+    and tests/unit/test_library_seams.py fails naming the attribute.
     """
     server.stop()
     listener = getattr(getattr(server, 'listener', None),

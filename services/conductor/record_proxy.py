@@ -3,7 +3,7 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """The compute agents' database access, served over RPC by the conductor.
 
-Compute agents hold no database credentials (DESIGN section 3); every
+Compute agents hold no database credentials (doc/architecture.md); every
 record they keep goes through these calls. Service records and compute
 nodes live in this conductor's cell (``[database] connection``), as with
 upstream's cell conductors; instances are found in the cell their

@@ -10,6 +10,7 @@ run each seam against the installed library and fail naming the library,
 the attribute and the seam to update.
 """
 
+import importlib
 import inspect
 import threading
 import types
@@ -17,6 +18,7 @@ import types
 from oslo_config import cfg
 import oslo_messaging as messaging
 from oslo_messaging._drivers import amqpdriver
+from oslo_messaging._drivers import base as driver_base
 from oslo_messaging._drivers import impl_fake
 from oslo_messaging._drivers import impl_rabbit
 from oslo_policy import _checks
@@ -27,6 +29,7 @@ import sqlalchemy as sa
 
 from common.db import api as db_api
 from common import policy
+from common import rpc
 from common import rpc_hosts
 from services.conductor import manager as conductor_manager
 
@@ -301,3 +304,37 @@ def test_add_instance_task():
     assert ran == [mine], (
         'oslo.service no longer runs a task added by %s (or runs it for '
         'every manager)' % seam)
+
+
+# --- oslo.messaging: common/rpc.py ------------------------------------------
+
+def test_import_time_option_groups():
+    seam = 'common/rpc.py:_IMPORT_TIME_GROUPS'
+    for group, (module, name) in rpc._IMPORT_TIME_GROUPS.items():
+        try:
+            found = importlib.import_module(module)
+        except ImportError:
+            pytest.fail('oslo.messaging no longer has the module %s (the '
+                        '[%s] options); update %s' % (module, group, seam))
+        opts = _require(found, name, MESSAGING, seam)
+        assert opts and all(isinstance(o, cfg.Opt) for o in opts), (
+            '%s.%s is no longer a list of options; update %s'
+            % (module, name, seam))
+
+
+def test_stop_server_reaches_the_listener_and_its_executor():
+    seam = 'common/rpc.py:stop_server'
+    _require(messaging.MessageHandlingServer, '_on_incoming', MESSAGING,
+             seam)
+    # NOTE: the adapter sets the attribute in __init__; its code names it.
+    names = driver_base.PollStyleListenerAdapter.__init__.__code__.co_names
+    assert '_poll_style_listener' in names, (
+        'oslo.messaging PollStyleListenerAdapter no longer keeps '
+        '_poll_style_listener; update %s' % seam)
+    _require(impl_rabbit.Connection, 'reset', MESSAGING, seam)
+    _require(amqpdriver.AMQPListener, '__init__', MESSAGING, seam)
+    names = amqpdriver.AMQPListener.__init__.__code__.co_names
+    for name in ('incoming', 'conn'):
+        assert name in names, (
+            'oslo.messaging AMQPListener no longer keeps %s; update %s'
+            % (name, seam))
