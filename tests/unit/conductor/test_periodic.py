@@ -8,7 +8,6 @@ import time
 import pytest
 
 from common import cell_rpc
-from common.conf import CONF
 from common.db import boot_records
 from common.db import compute_records
 from common.db import discovery
@@ -27,18 +26,6 @@ def world(tmp_path):
     world = fakes.World(tmp_path, hosts=('h1', 'h2'))
     yield world
     world.close()
-
-
-@pytest.fixture
-def override():
-    done = []
-
-    def _set(name, value, group=None):
-        CONF.set_override(name, value, group=group)
-        done.append((name, group))
-    yield _set
-    for name, group in done:
-        CONF.clear_override(name, group=group)
 
 
 # --- discovery ---------------------------------------------------------------

@@ -9,7 +9,6 @@ import json
 from oslo_utils import timeutils
 import pytest
 
-from common.conf import CONF
 from common.db import api_tables
 from common.db import boot_records
 from common.db import cell_tables
@@ -32,18 +31,6 @@ def world(tmp_path):
     world = fakes.World(tmp_path)
     yield world
     world.close()
-
-
-@pytest.fixture
-def override():
-    done = []
-
-    def _set(name, value, group=None):
-        CONF.set_override(name, value, group=group)
-        done.append((name, group))
-    yield _set
-    for name, group in done:
-        CONF.clear_override(name, group=group)
 
 
 def _ago(seconds):

@@ -16,7 +16,6 @@ from oslo_utils import timeutils
 import pytest
 import sqlalchemy as sa
 
-from common.conf import CONF
 from common import context as berth_context
 from common.db import api_tables
 from common.db import cell_tables
@@ -31,20 +30,6 @@ from tests.unit.scheduler import fakes
 CELL1 = '4473067d-4c91-459f-93ae-79cb1e1203c7'
 CELL2 = '432015b0-14e9-4e81-96eb-2ec36d79773b'
 CELL3 = '03e1129c-0000-4000-8000-000000000003'
-
-
-@pytest.fixture
-def override():
-    """``override(name, value, group=None)``, undone after the test."""
-    done = []
-
-    def _set(name, value, group=None):
-        CONF.set_override(name, value, group=group)
-        done.append((name, group))
-
-    yield _set
-    for name, group in done:
-        CONF.clear_override(name, group=group)
 
 
 class World(object):
