@@ -54,6 +54,18 @@ def params(spec, view=None):
     (dict(vcpus=4, memory_mb=1024, root_gb=0),
      {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0-1'},
      'MEMORY_MB:1024,PCPU:2,VCPU:2'),
+    # Isolated emulator threads: one more PCPU (Nova: 2 vCPUs, PCPU 3).
+    (dict(vcpus=2, memory_mb=1024, root_gb=0),
+     {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate'},
+     'MEMORY_MB:1024,PCPU:3'),
+    (dict(vcpus=4, memory_mb=1024, root_gb=0),
+     {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0-1',
+      'hw:emulator_threads_policy': 'isolate'},
+     'MEMORY_MB:1024,PCPU:3,VCPU:2'),
+    # ... and share asks for nothing extra.
+    (dict(vcpus=2, memory_mb=1024, root_gb=0),
+     {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'share'},
+     'MEMORY_MB:1024,PCPU:2'),
     # resources:VCPU=0 removes the class; overrides replace amounts.
     (dict(vcpus=2, memory_mb=1024, root_gb=0),
      {'resources:VCPU': '0', 'resources:CUSTOM_BAREMETAL': '1'},
@@ -62,6 +74,13 @@ def params(spec, view=None):
 def test_flavor_resources(spec_kwargs, extra, expected):
     spec = fakes.spec(extra_specs=extra, **spec_kwargs)
     assert params(spec)[0]['resources'] == expected
+
+
+def test_isolated_emulator_threads_without_dedicated_cpus_impossible():
+    spec = fakes.spec(extra_specs={'hw:emulator_threads_policy': 'isolate'})
+    _result, query = params(spec)
+    assert query.impossible.startswith(
+        'An isolated CPU emulator threads option requires a dedicated CPU')
 
 
 def test_swap_rounds_up_and_volume_backed_has_no_root_disk():
