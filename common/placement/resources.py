@@ -16,6 +16,7 @@ import re
 from common.numa import constraints as numa_constraints
 from common.numa import exception as numa_exception
 from common.numa import topology as numa_topology
+from common.placement import guest_features
 
 LOG = logging.getLogger(__name__)
 
@@ -63,7 +64,9 @@ def emulator_pcpus(spec):
 def flavor_resources(spec, query):
     """Add the flavor's VCPU or PCPU, MEMORY_MB and DISK_GB to ``query``.
 
-    Isolated emulator threads add one PCPU (:func:`emulator_pcpus`).
+    Isolated emulator threads add one PCPU (:func:`emulator_pcpus`);
+    memory encryption and persistent memory add theirs
+    (:func:`common.placement.guest_features.requests`).
     Extra specs ``resources:RC=N`` override (0 removes a class) and
     ``resources{S}:RC=N`` build granular groups; ``group_policy`` is
     passed on. A request the NUMA rules refuse sets ``query.impossible``.
@@ -75,7 +78,9 @@ def flavor_resources(spec, query):
     try:
         _thread_policy, dedicated = cpu_needs(spec)
         emulator = emulator_pcpus(spec)
-    except numa_exception.NUMARequestInvalid as exc:
+        features = guest_features.requests(spec.flavor, spec.image)
+    except (numa_exception.NUMARequestInvalid,
+            guest_features.GuestFeatureInvalid) as exc:
         query.impossible = str(exc)
         return
     shared = spec.vcpus - dedicated
@@ -86,6 +91,7 @@ def flavor_resources(spec, query):
     group.resources['MEMORY_MB'] = spec.memory_mb
     if spec.disk_gb:
         group.resources['DISK_GB'] = spec.disk_gb
+    group.resources.update(features.resources)
     for key, value in spec.flavor.extra_specs.items():
         found = _RESOURCES_KEY.match(key)
         if found:
