@@ -130,7 +130,6 @@ def _thread_policy(key, value):
 HW = {
     'cpu_policy': _choices(*topology.CPU_POLICIES),
     'cpu_thread_policy': _thread_policy,
-    'cpu_emulator_threads_policy': _choices('share', 'isolate'),
     'cpu_realtime': _boolean,
     'cpu_realtime_mask': _cpu_mask,
     'cpu_dedicated_mask': _cpu_mask,
