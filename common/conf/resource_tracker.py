@@ -29,11 +29,21 @@ Related options:
 """ % {'resource': resource, 'initial': initial_name})
 
 
-def _initial_ratio(name, resource, default):
+def _initial_ratio(name, resource, default, changed=''):
     return cfg.FloatOpt(name, default=default, min=0.0, help="""
 Overcommit ratio of %(resource)s for a compute node reported for the first
 time while the matching ``*_allocation_ratio`` option is unset.
-""" % {'resource': resource})
+%(changed)s""" % {'resource': resource, 'changed': changed})
+
+
+# NOTE: Berth follows Nova 34 (doc/configuration.md); a node reported
+# before the change keeps the ratio placement holds, only new nodes and
+# nodes whose operator set nothing at all see the new default.
+_CHANGED = """
+Berth follows Nova 34: the default was %s before and is %s now. Nodes
+already in placement keep the ratio placement holds; set this option to
+the old value to keep new nodes as they were.
+"""
 
 
 resource_tracker_opts = [
@@ -64,11 +74,12 @@ Disk (MiB) held back for the host: the ``reserved`` amount of the
            'initial_ram_allocation_ratio'),
     _ratio('disk_allocation_ratio', 'DISK_GB',
            'initial_disk_allocation_ratio'),
-    # NOTE: the defaults older Nova deployments show (VCPU 16, RAM 1.5,
-    # disk 1.0), which are also what the scheduler assumes for a node that
-    # never reported a ratio.
-    _initial_ratio('initial_cpu_allocation_ratio', 'VCPU', 16.0),
-    _initial_ratio('initial_ram_allocation_ratio', 'MEMORY_MB', 1.5),
+    # NOTE: Nova 34's defaults (VCPU 4, RAM 1, disk 1), which are also
+    # what the scheduler assumes for a node that never reported a ratio.
+    _initial_ratio('initial_cpu_allocation_ratio', 'VCPU', 4.0,
+                   _CHANGED % ('16.0', '4.0')),
+    _initial_ratio('initial_ram_allocation_ratio', 'MEMORY_MB', 1.0,
+                   _CHANGED % ('1.5', '1.0')),
     _initial_ratio('initial_disk_allocation_ratio', 'DISK_GB', 1.0),
     cfg.StrOpt('instances_path', default='/var/lib/berth/instances',
                help="""

@@ -161,6 +161,34 @@ def get_cpu_thread_policy(specs, props):
     return flavor
 
 
+def get_emulator_threads_policy(specs, props, cpu_policy):
+    """share, isolate or None, flavor first, then the image.
+
+    ``isolate`` gives the emulator threads a dedicated pCPU of their own,
+    so it needs dedicated CPUs (``dedicated`` or ``mixed``), as in Nova.
+
+    :raises BadRequirementEmulatorThreadsPolicy: isolate without them.
+    """
+    flavor_raw = specs.get('hw:emulator_threads_policy')
+    key = 'hw:emulator_threads_policy'
+    raw = flavor_raw
+    if flavor_raw is None:
+        key, raw = ('hw_emulator_threads_policy',
+                    props.get('hw_emulator_threads_policy'))
+    value = _value(raw)
+    if value is None:
+        return None
+    if value not in topology.EMULATOR_THREADS_POLICIES:
+        raise exception.InvalidEmulatorThreadsPolicy(
+            key=key, value=raw,
+            allowed=', '.join(topology.EMULATOR_THREADS_POLICIES))
+    if value == topology.ISOLATE and cpu_policy not in (topology.DEDICATED,
+                                                        topology.MIXED):
+        raise exception.BadRequirementEmulatorThreadsPolicy(
+            key=key, policy=cpu_policy or topology.SHARED)
+    return value
+
+
 def _mask(key, raw, vcpus, error):
     try:
         return cpulist.parse_cpu_mask(raw, range(vcpus))
@@ -334,6 +362,7 @@ def get_constraints(flavor, image_meta):
         raise exception.CPUThreadPolicyConfigurationInvalid(
             key=key, value=thread_policy)
     dedicated = get_dedicated_vcpus(specs, policy, realtime, vcpus)
+    emulator = get_emulator_threads_policy(specs, props, policy)
     if not (nodes or pagesize or dedicated):
         return None
     cells = []
@@ -345,4 +374,5 @@ def get_constraints(flavor, image_meta):
             cpu_thread_policy=thread_policy if dedicated else None,
             cpu_realtime=cpus & (realtime or set())))
     return topology.InstanceTopology(cells=cells,
-                                     realtime_mask=realtime_mask)
+                                     realtime_mask=realtime_mask,
+                                     emulator_threads_policy=emulator)

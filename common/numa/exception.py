@@ -122,6 +122,21 @@ class CPUThreadPolicyConfigurationInvalid(NUMARequestInvalid):
                "the CPU policy is shared")
 
 
+class InvalidEmulatorThreadsPolicy(NUMARequestInvalid):
+    """An emulator threads policy other than share or isolate."""
+
+    msg_fmt = ("Invalid %(key)s '%(value)s': must be one of %(allowed)s")
+
+
+class BadRequirementEmulatorThreadsPolicy(NUMARequestInvalid):
+    """Isolated emulator threads without dedicated CPUs."""
+
+    msg_fmt = ('An isolated CPU emulator threads option requires a '
+               'dedicated CPU policy option: %(key)s=isolate needs '
+               'hw:cpu_policy=dedicated (or mixed), the CPU policy is '
+               '%(policy)s')
+
+
 class CPUDedicatedMaskConfigurationInvalid(NUMARequestInvalid):
     """A dedicated mask without mixed policy."""
 

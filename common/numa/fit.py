@@ -58,7 +58,12 @@ def fit_instance_to_host(host_topology, instance_topology, limits=None,
     for host_cells in itertools.permutations(host.cells, len(instance.cells)):
         fitted = []
         for host_cell, instance_cell in zip(host_cells, instance.cells):
-            cell = fit_cell(host_cell, instance_cell, limits)
+            # NOTE: isolated emulator threads get their pCPU on the host
+            # node of guest node 0, so where the overhead runs is
+            # predictable (as Nova places it).
+            cell = fit_cell(host_cell, instance_cell, limits,
+                            emulator=(instance.emulator_threads_isolated
+                                      and not fitted))
             if cell is None:
                 break
             fitted.append(cell)
@@ -78,9 +83,11 @@ def fit_instance_to_host(host_topology, instance_topology, limits=None,
     return None
 
 
-def fit_cell(host_cell, instance_cell, limits=None):
+def fit_cell(host_cell, instance_cell, limits=None, emulator=False):
     """One instance cell placed on one host cell, or None.
 
+    :param emulator: also hold one free dedicated pCPU of the host cell
+        for the guest's emulator threads (``emulator_pcpus``).
     :returns: a copy of ``instance_cell`` with the host cell id, the
         selected page size and, for dedicated vCPUs, the pinning.
     """
@@ -100,21 +107,38 @@ def fit_cell(host_cell, instance_cell, limits=None):
     if instance_cell.cpuset and not _shared_cpus_fit(host_cell,
                                                      instance_cell, limits):
         return None
-    if not instance_cell.pcpuset:
-        LOG.debug('No pinning requested, considering limitations on usable '
-                  'cpu and memory')
-        return fitted
-    layout = pinning.pin(host_cell, instance_cell.pcpuset,
-                         instance_cell.cpu_thread_policy)
-    if layout is None:
-        LOG.debug('Host cell %(cell)s has %(free)d free dedicated CPUs, not '
-                  'enough for %(count)d vCPUs with thread policy %(policy)s',
-                  {'cell': host_cell.id, 'free': len(host_cell.free_pcpus),
-                   'count': len(instance_cell.pcpuset),
-                   'policy': instance_cell.cpu_thread_policy or 'prefer'})
+    if instance_cell.pcpuset:
+        layout = pinning.pin(host_cell, instance_cell.pcpuset,
+                             instance_cell.cpu_thread_policy)
+        if layout is None:
+            LOG.debug('Host cell %(cell)s has %(free)d free dedicated CPUs, '
+                      'not enough for %(count)d vCPUs with thread policy '
+                      '%(policy)s',
+                      {'cell': host_cell.id,
+                       'free': len(host_cell.free_pcpus),
+                       'count': len(instance_cell.pcpuset),
+                       'policy': instance_cell.cpu_thread_policy or 'prefer'})
+            return None
+        fitted.cpu_pinning, fitted.cpuset_reserved = layout
+    if emulator and not _hold_emulator_pcpu(host_cell, fitted):
         return None
-    fitted.cpu_pinning, fitted.cpuset_reserved = layout
     return fitted
+
+
+def _hold_emulator_pcpu(host_cell, fitted):
+    """Give ``fitted`` the lowest free pCPU its vCPUs left, if any.
+
+    NOTE: the pCPU is held like a pinned one (``held_pcpus``), so usage
+    accounting pins it and no other guest is placed on it; placement was
+    asked for one more PCPU to match.
+    """
+    spare = host_cell.free_pcpus - fitted.held_pcpus
+    if not spare:
+        LOG.debug('Host cell %s has no free dedicated CPU left for the '
+                  'isolated emulator threads', host_cell.id)
+        return False
+    fitted.emulator_pcpus = {min(spare)}
+    return True
 
 
 def _memory_fits(host_cell, instance_cell, limits):

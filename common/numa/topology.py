@@ -33,6 +33,9 @@ ISOLATE = 'isolate'
 REQUIRE = 'require'
 THREAD_POLICIES = (PREFER, ISOLATE, REQUIRE)
 
+SHARE = 'share'
+EMULATOR_THREADS_POLICIES = (SHARE, ISOLATE)
+
 
 # NOTE: class -> its dataclass field names, filled on first use.
 _FIELD_NAMES = {}
@@ -196,6 +199,9 @@ class InstanceCell(_NUMAObject):
     :ivar cpuset_reserved: host CPUs this cell holds without running a
         vCPU on them (the idle siblings of ``isolate``).
     :ivar cpu_realtime: guest vCPUs of this node that run realtime.
+    :ivar emulator_pcpus: host CPUs this cell holds for the guest's
+        emulator threads (``hw:emulator_threads_policy=isolate``; only
+        the first guest node has one).
     """
 
     id: int = 0
@@ -208,12 +214,14 @@ class InstanceCell(_NUMAObject):
     cpu_pinning: dict = None
     cpuset_reserved: set = dataclasses.field(default_factory=set)
     cpu_realtime: set = dataclasses.field(default_factory=set)
+    emulator_pcpus: set = dataclasses.field(default_factory=set)
 
     def __post_init__(self):
         self.cpuset = _intset(self.cpuset)
         self.pcpuset = _intset(self.pcpuset)
         self.cpuset_reserved = _intset(self.cpuset_reserved)
         self.cpu_realtime = _intset(self.cpu_realtime)
+        self.emulator_pcpus = _intset(self.emulator_pcpus)
         if self.cpu_pinning is not None:
             self.cpu_pinning = {int(k): int(v)
                                 for k, v in self.cpu_pinning.items()}
@@ -226,7 +234,8 @@ class InstanceCell(_NUMAObject):
     @property
     def held_pcpus(self):
         """Host CPUs this cell takes out of the free pool once placed."""
-        return set((self.cpu_pinning or {}).values()) | self.cpuset_reserved
+        return (set((self.cpu_pinning or {}).values())
+                | self.cpuset_reserved | self.emulator_pcpus)
 
 
 @dataclasses.dataclass
@@ -234,10 +243,13 @@ class InstanceTopology(_NUMAObject):
     """A guest NUMA topology (``RequestSpec.numa_topology``).
 
     :ivar realtime_mask: the realtime mask as requested, for the driver.
+    :ivar emulator_threads_policy: None, :data:`SHARE` or :data:`ISOLATE`
+        (one more dedicated pCPU for the emulator threads).
     """
 
     cells: list = dataclasses.field(default_factory=list)
     realtime_mask: str = None
+    emulator_threads_policy: str = None
 
     def __post_init__(self):
         self.cells = [c if isinstance(c, InstanceCell)
@@ -248,6 +260,11 @@ class InstanceTopology(_NUMAObject):
     def cpu_pinning_requested(self):
         """True when some vCPU is dedicated."""
         return any(cell.pcpuset for cell in self.cells)
+
+    @property
+    def emulator_threads_isolated(self):
+        """True when the emulator threads get a pCPU of their own."""
+        return self.emulator_threads_policy == ISOLATE
 
     @property
     def thread_policies(self):

@@ -31,6 +31,7 @@ from common.numa import constraints
 from common.numa import exception as numa_exc
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
+from common.placement import guest_features
 from services.api import errors
 from services.api import images as image_api
 from services.api import pci_requests
@@ -196,14 +197,21 @@ def _read_for_boot(ctxt, conf, flavor_ref, image_ref, builtin_image):
 def numa_for_boot(flavor, image):
     """The instance NUMA topology primitive (or None), at API time.
 
+    The guest feature rules (memory encryption, vTPM, secure boot,
+    persistent memory, no ``accel:device_profile``) are checked here too:
+    like the NUMA ones they combine flavor and image, and a request the
+    scheduler could only fail must be a 400 before anything is recorded.
+
     :raises errors.BadRequest: the flavor and image ask for something
         impossible (doc/behaviours.md §numa-constraints; B11 is a 400
         here, never a 500).
     """
+    flavor_obj = flavor_records.to_object(flavor)
     try:
-        topology = constraints.get_constraints(
-            flavor_records.to_object(flavor), image.properties)
-    except numa_exc.NUMARequestInvalid as exc:
+        guest_features.validate(flavor_obj, image)
+        topology = constraints.get_constraints(flavor_obj, image.properties)
+    except (numa_exc.NUMARequestInvalid,
+            guest_features.GuestFeatureInvalid) as exc:
         raise errors.BadRequest(str(exc))
     return None if topology is None else topology.to_primitive()
 

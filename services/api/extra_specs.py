@@ -13,6 +13,11 @@ namespace, and namespaces Berth does not know, are free-form, as Nova has
 them (``io=fast`` for AggregateInstanceExtraSpecsFilter, a vendor's own
 scope).
 
+``accel:device_profile`` is refused outright: Berth has no accelerator
+service to bind the profile's devices, and booting without them would be
+silently wrong (:data:`common.placement.guest_features.
+DEVICE_PROFILE_REFUSED`).
+
 Keys that only make sense together (a thread policy needs dedicated CPUs,
 ``hw:numa_cpus.N`` must cover every vCPU) are checked at boot by
 :func:`common.numa.constraints.get_constraints`, because an administrator
@@ -28,6 +33,7 @@ from common.numa import constraints
 from common.numa import cpulist
 from common.numa import exception as numa_exc
 from common.numa import topology
+from common.placement import guest_features
 
 _BOOL = ('true', 'false', '1', '0', 'yes', 'no', 'on', 'off', 't', 'f',
          'y', 'n')
@@ -97,6 +103,21 @@ def _page_size(key, value):
         raise InvalidExtraSpec(str(exc))
 
 
+def _pmem(key, value):
+    # NOTE: each label becomes the resource class
+    # CUSTOM_PMEM_NAMESPACE_<LABEL>, so it must fit a class name.
+    if not _PMEM_RE.match(value):
+        raise InvalidExtraSpec(
+            'Invalid value %r for extra spec %s: must be LABEL[,LABEL...], '
+            'labels of letters, digits and underscores.' % (value, key))
+
+
+def _refused(message):
+    def check(key, value):
+        raise InvalidExtraSpec(message)
+    return check
+
+
 def _thread_policy(key, value):
     if value.strip().lower() in ('avoid', 'separate'):
         raise InvalidExtraSpec(
@@ -109,7 +130,6 @@ def _thread_policy(key, value):
 HW = {
     'cpu_policy': _choices(*topology.CPU_POLICIES),
     'cpu_thread_policy': _thread_policy,
-    'cpu_emulator_threads_policy': _choices('share', 'isolate'),
     'cpu_realtime': _boolean,
     'cpu_realtime_mask': _cpu_mask,
     'cpu_dedicated_mask': _cpu_mask,
@@ -142,6 +162,7 @@ HW = {
     'viommu_model': _choices('intel', 'smmuv3', 'virtio', 'auto'),
     'machine_type': _any,
     'vpmem_labels': _any,
+    'pmem': _pmem,
     'cpu_model': _any,
 }
 # hw:numa_cpus.N and hw:numa_mem.N, N a guest NUMA node.
@@ -170,11 +191,13 @@ NAMESPACES = {
     'os': {'secure_boot': _choices('required', 'disabled', 'optional'),
            'monitors': _integer(0)},
     'pci_passthrough': {'alias': _any},
-    'accel': {'device_profile': _any},
+    'accel': {'device_profile': _refused(
+        guest_features.DEVICE_PROFILE_REFUSED)},
 }
 
 _RESOURCES_RE = re.compile(r'^resources([a-zA-Z0-9_-]{0,64}):(.*)$')
 _TRAIT_RE = re.compile(r'^trait([a-zA-Z0-9_-]{0,64}):(.*)$')
+_PMEM_RE = re.compile(r'^\s*\w+(\s*,\s*\w+)*\s*$', re.ASCII)
 _NUMA_INDEX_RE = re.compile(r'^(numa_cpus|numa_mem)\.(\d+)$')
 _STANDARD_TRAITS = frozenset(os_traits.get_traits())
 _PCI_ALIAS_RE = re.compile(r'^\s*[^:,\s]+(\s*:\s*\d+)?\s*'

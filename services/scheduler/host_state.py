@@ -87,8 +87,8 @@ class HostState(object):
     metrics: dict = dataclasses.field(default_factory=dict)
     aggregates: list = dataclasses.field(default_factory=list)
     instances: dict = dataclasses.field(default_factory=dict)
-    ram_allocation_ratio: float = 1.5
-    cpu_allocation_ratio: float = 16.0
+    ram_allocation_ratio: float = 1.0
+    cpu_allocation_ratio: float = 4.0
     disk_allocation_ratio: float = 1.0
     service: dict = dataclasses.field(default_factory=dict)
     failed_builds: int = 0

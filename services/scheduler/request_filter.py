@@ -19,6 +19,7 @@ import logging
 import re
 
 from common.conf import CONF
+from common.placement import guest_features
 from common.placement import query as placement_query
 from common.placement import resources as placement_resources
 
@@ -49,7 +50,8 @@ def flavor_and_image_traits(context, spec, query, view):
     """``trait[S]:T=required|forbidden`` from the flavor, then the image.
 
     Dedicated CPUs with thread policy isolate forbid, and require demand,
-    the HW_CPU_HYPERTHREADING trait.
+    the HW_CPU_HYPERTHREADING trait; a virtual TPM and required secure
+    boot require theirs (:mod:`common.placement.guest_features`).
     """
     sources = [spec.flavor.extra_specs]
     if spec.image:
@@ -64,6 +66,12 @@ def flavor_and_image_traits(context, spec, query, view):
                 group.required.add(found.group(2))
             elif value == 'forbidden':
                 group.forbidden.add(found.group(2))
+    try:
+        query.unsuffixed.required |= guest_features.requests(
+            spec.flavor, spec.image).traits
+    except guest_features.GuestFeatureInvalid as exc:
+        query.impossible = str(exc)
+        return
     thread_policy, dedicated = placement_resources.cpu_needs(spec)
     if dedicated:
         if thread_policy == 'isolate':

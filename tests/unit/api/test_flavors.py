@@ -63,6 +63,13 @@ def test_create_validation_and_policy(world):
     ('quota:cpu_shares', 'lots'),
     ('group_policy', 'sometimes'),
     ('pci_passthrough:alias', 'a:b'),
+    ('hw:pmem', 'a,b-c'),
+    ('hw:pmem', ''),
+    ('hw:emulator_threads_policy', 'own'),
+    # NOTE: not a Nova key (hw:emulator_threads_policy is); accepting it
+    # would validate a key nothing reads.
+    ('hw:cpu_emulator_threads_policy', 'isolate'),
+    ('accel:device_profile', 'gpu-profile'),
 ])
 def test_bad_extra_specs_are_400(world, key, value):
     flavor = helpers.make_flavor(world.client)
@@ -92,9 +99,27 @@ def test_bad_extra_specs_are_400(world, key, value):
     ('io', 'fast'),
     ('vendor:anything', 'goes'),
     ('pci_passthrough:alias', 'nic:2,gpu'),
+    ('hw:pmem', 'SMALL, 4GB,small'),
+    ('hw:emulator_threads_policy', 'isolate'),
+    ('hw:mem_encryption', 'true'),
+    ('hw:tpm_version', '2.0'),
+    ('hw:tpm_model', 'tpm-crb'),
+    ('os:secure_boot', 'required'),
 ])
 def test_good_extra_specs(key, value):
     extra_specs.validate_one(key, value)
+
+
+def test_device_profile_refused_saying_why(world):
+    flavor = helpers.make_flavor(world.client)
+    status, body, _ = world.client.post(
+        V + '/flavors/%s/os-extra_specs' % flavor,
+        {'extra_specs': {'accel:device_profile': 'gpu-profile'}})
+    assert status == 400
+    assert body['badRequest']['message'] == (
+        'Extra spec accel:device_profile is not supported: Berth has no '
+        'accelerator service (Cyborg) to bind the devices of a device '
+        'profile, so the server would boot without them.')
 
 
 def test_extra_spec_crud(world):

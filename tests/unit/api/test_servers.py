@@ -146,6 +146,37 @@ def test_numa_constraints_checked_at_api_time(world):
     assert status == 400 and 'evenly' in body['badRequest']['message']
 
 
+def test_guest_feature_rules_checked_at_api_time(world):
+    """Nova's flavor/image conflicts are a 400 and build nothing."""
+    world.add_host('node1')
+    off = helpers.make_flavor(world.client, name='noenc', specs={
+        'hw:mem_encryption': 'false'})
+    image = helpers.make_image(world.client, hw_mem_encryption='true',
+                               hw_firmware_type='uefi')
+    status, body = helpers.boot(world.client, off, image)
+    assert status == 400
+    assert body['badRequest']['message'].startswith(
+        'Flavor noenc has hw:mem_encryption extra spec explicitly set to '
+        'false, conflicting with image cirros')
+    bios = helpers.make_image(world.client, name='bios',
+                              hw_mem_encryption='true')
+    plain = helpers.make_flavor(world.client, name='plain')
+    status, body = helpers.boot(world.client, plain, bios)
+    assert status == 400 and "'uefi'" in body['badRequest']['message']
+    crb = helpers.make_image(world.client, name='crb', hw_tpm_version='1.2',
+                             hw_tpm_model='tpm-crb')
+    status, body = helpers.boot(world.client, plain, crb)
+    assert status == 400
+    assert body['badRequest']['message'] == (
+        'TPM model CRB is only valid with TPM version 2.0.')
+    shared = helpers.make_flavor(world.client, name='emu', specs={
+        'hw:emulator_threads_policy': 'isolate'})
+    status, body = helpers.boot(world.client, shared, image)
+    assert status == 400
+    assert 'requires a dedicated CPU policy' in body['badRequest']['message']
+    assert world.conductor.builds == []
+
+
 def test_forced_host_form_and_policy(world):
     world.add_host('node1')
     flavor, image = _setup(world)

@@ -25,7 +25,7 @@ def _tree(conf, **fake_options):
 
 
 def test_seed_a11_inventory(conf):
-    """2 pCPUs, 3944 MB, 38 GB; ratios 16/1.5/1; 512 MB reserved."""
+    """2 pCPUs, 3944 MB, 38 GB; ratios 4/1/1 (Nova 34); 512 MB reserved."""
     root, = _tree(conf, vcpus=2, memory_mb=3944, disk_gb=38)
     assert root.uuid == ROOT and root.name == 'cn'
     # NOTE: ratios unset: None means "placement's, else the initial one".
@@ -33,7 +33,7 @@ def test_seed_a11_inventory(conf):
         'VCPU': provider_tree.inventory(2, 0, None),
         'MEMORY_MB': provider_tree.inventory(3944, 512, None),
         'DISK_GB': provider_tree.inventory(38, 0, None)}
-    assert root.initial_ratios == {'cpu': 16.0, 'ram': 1.5, 'disk': 1.0}
+    assert root.initial_ratios == {'cpu': 4.0, 'ram': 1.0, 'disk': 1.0}
     assert root.inventory['VCPU']['max_unit'] == 2
 
 

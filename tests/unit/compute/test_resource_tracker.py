@@ -76,7 +76,7 @@ def test_usage_is_rebuilt_from_instances(make_agent):
     assert row['stats']['num_proj_p1'] == 4
     assert row['stats']['io_workload'] == 1
     assert row['running_vms'] == 4
-    assert row['cpu_allocation_ratio'] == 16.0
+    assert row['cpu_allocation_ratio'] == 4.0
 
 
 def test_record_decodes_in_the_scheduler(make_agent, conf):

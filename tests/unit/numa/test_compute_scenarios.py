@@ -15,6 +15,8 @@ agent reports to the real placement application (issue 4, criterion 1):
 - A9/B9: a 2-pCPU host with ``cpu_allocation_ratio`` 4: usage 3 is fine,
   a 3-vCPU request has no candidate because ``max_unit`` is 2, and a
   manual ``total``/``max_unit`` edit is undone by the next update;
+- isolated emulator threads: placement is asked for PCPU n+1 and the
+  agent's claim holds the extra pCPU as pinned;
 - §numa-constraints: dedicated CPUs imply a NUMA topology; huge pages
   alone give a one-cell topology; the flavor-over-image precedence.
 """
@@ -30,6 +32,8 @@ from common.numa import exception as numa_exception
 from common.objects import flavor as flavor_obj
 from common.objects import image as image_obj
 from common.objects import request_spec as spec_obj
+from common.placement import query as placement_query
+from common.placement import resources
 from services.compute import build
 from services.compute import claims
 from tests.unit.compute.conftest import conf  # noqa: F401
@@ -277,3 +281,52 @@ def test_claim_limits_come_from_the_scheduler(make_agent):  # noqa: F811
         2.0, 1.0)
     limits = claims.limits_for({}, {'cpu': 16.0, 'ram': 1.5})
     assert limits.cpu_allocation_ratio == 16.0
+
+
+def test_isolated_emulator_threads_take_pcpu_n_plus_1(make_agent,  # noqa
+                                                      placement):  # noqa
+    """A 2-vCPU isolate flavor: placement PCPU 3, the third pCPU held."""
+    agent = make_agent(fake_driver={'vcpus': 8, 'memory_mb': 8192},
+                       compute={'cpu_shared_set': '0-3',
+                                'cpu_dedicated_set': '4-7'})
+    agent.start()
+    root = agent.conductor.nodes[('cn', 'cn')]['uuid']
+    specs = {'hw:cpu_policy': 'dedicated',
+             'hw:emulator_threads_policy': 'isolate'}
+    flavor = flavor_obj.Flavor(name='f', flavorid='f', vcpus=2,
+                               memory_mb=64, root_gb=1, extra_specs=specs)
+    spec = spec_obj.RequestSpec(flavor=flavor, image=image_obj.ImageMeta(
+        id='i', properties={}))
+    query = placement_query.PlacementQuery()
+    resources.flavor_resources(spec, query)
+    asked = query.unsuffixed.resources
+    assert asked == {'PCPU': 3, 'MEMORY_MB': 64, 'DISK_GB': 1}
+    # The scheduler's claim: placement has a candidate and takes PCPU 3.
+    wanted = ','.join('%s:%d' % item for item in sorted(asked.items()))
+    candidate, = _candidates(placement, wanted)
+    status, _b = _placement(placement, 'PUT', '/allocations/%s' % (
+        uuid.uuid4()), {'allocations': candidate['allocations'],
+                        'consumer_generation': None, 'project_id': 'p',
+                        'user_id': 'u', 'consumer_type': 'INSTANCE'})
+    assert status == 204
+    _s, usages = _placement(placement, 'GET',
+                            '/resource_providers/%s/usages' % root)
+    assert usages['usages']['PCPU'] == 3
+    # The agent's claim pins two vCPUs and holds a third pCPU for the
+    # emulator threads, counted as pinned on the node.
+    row = _build(agent, vcpus=2, specs=specs)
+    assert row['vm_state'] == 'active'
+    cell, = row['numa_topology']['cells']
+    pinned = set(cell['cpu_pinning'].values())
+    assert len(pinned) == 2 and pinned <= {4, 5, 6, 7}
+    emulator, = cell['emulator_pcpus']
+    assert emulator in {4, 5, 6, 7} - pinned
+    held = set(_cells(agent)[0]['pinned_cpus'])
+    assert held == pinned | {emulator}
+    # One dedicated pCPU is left: placement has no PCPU 3 any more, and
+    # the host itself cannot fit a 1-vCPU isolate guest (it needs 2).
+    assert _candidates(placement, wanted) == []
+    row = _build(agent, vcpus=1, specs=specs)
+    assert row['vm_state'] == 'error'
+    row = _build(agent, vcpus=1, specs={'hw:cpu_policy': 'dedicated'})
+    assert row['vm_state'] == 'active'

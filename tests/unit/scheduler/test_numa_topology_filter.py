@@ -101,7 +101,10 @@ ONE_GIB = {'hw:mem_page_size': '1048576'}
     (NO_GIB, (1, 1024), {'hw:mem_page_size': 'large'}, {}, None),
 ])
 def test_host_passes(host_numa, flavor, extra_specs, image, reason):
-    host = fakes.host('host1', numa_topology=host_numa)
+    # NOTE: the table's cases were written against these overcommit
+    # ratios; they are set here rather than assumed from the defaults.
+    host = fakes.host('host1', numa_topology=host_numa,
+                      cpu_allocation_ratio=16.0, ram_allocation_ratio=1.5)
     spec = _spec(flavor[0], flavor[1], extra_specs, image)
     flt = numa_topology_filter.NUMATopologyFilter()
     with filters.Rejections() as rejections:

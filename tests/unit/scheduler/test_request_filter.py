@@ -54,6 +54,18 @@ def params(spec, view=None):
     (dict(vcpus=4, memory_mb=1024, root_gb=0),
      {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0-1'},
      'MEMORY_MB:1024,PCPU:2,VCPU:2'),
+    # Isolated emulator threads: one more PCPU (Nova: 2 vCPUs, PCPU 3).
+    (dict(vcpus=2, memory_mb=1024, root_gb=0),
+     {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate'},
+     'MEMORY_MB:1024,PCPU:3'),
+    (dict(vcpus=4, memory_mb=1024, root_gb=0),
+     {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0-1',
+      'hw:emulator_threads_policy': 'isolate'},
+     'MEMORY_MB:1024,PCPU:3,VCPU:2'),
+    # ... and share asks for nothing extra.
+    (dict(vcpus=2, memory_mb=1024, root_gb=0),
+     {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'share'},
+     'MEMORY_MB:1024,PCPU:2'),
     # resources:VCPU=0 removes the class; overrides replace amounts.
     (dict(vcpus=2, memory_mb=1024, root_gb=0),
      {'resources:VCPU': '0', 'resources:CUSTOM_BAREMETAL': '1'},
@@ -62,6 +74,54 @@ def params(spec, view=None):
 def test_flavor_resources(spec_kwargs, extra, expected):
     spec = fakes.spec(extra_specs=extra, **spec_kwargs)
     assert params(spec)[0]['resources'] == expected
+
+
+@pytest.mark.parametrize('extra, image, resources, required', [
+    ({'hw:mem_encryption': 'true'}, {'hw_firmware_type': 'uefi'},
+     'MEMORY_MB:512,MEM_ENCRYPTION_CONTEXT:1,VCPU:1', None),
+    ({}, {'hw_mem_encryption': 'true', 'hw_firmware_type': 'uefi'},
+     'MEMORY_MB:512,MEM_ENCRYPTION_CONTEXT:1,VCPU:1', None),
+    ({'hw:tpm_version': '2.0', 'hw:tpm_model': 'tpm-crb'}, {},
+     'MEMORY_MB:512,VCPU:1',
+     'COMPUTE_SECURITY_TPM_2_0,COMPUTE_SECURITY_TPM_CRB'),
+    ({}, {'hw_tpm_version': '1.2'}, 'MEMORY_MB:512,VCPU:1',
+     'COMPUTE_SECURITY_TPM_1_2,COMPUTE_SECURITY_TPM_TIS'),
+    ({'os:secure_boot': 'required'}, {}, 'MEMORY_MB:512,VCPU:1',
+     'COMPUTE_SECURITY_UEFI_SECURE_BOOT'),
+    ({'hw:pmem': 'SMALL,SMALL,LARGE'}, {},
+     'CUSTOM_PMEM_NAMESPACE_LARGE:1,CUSTOM_PMEM_NAMESPACE_SMALL:2,'
+     'MEMORY_MB:512,VCPU:1', None),
+])
+def test_guest_features_in_the_query(extra, image, resources, required):
+    spec = fakes.spec(root_gb=0, extra_specs=extra, image_properties=image)
+    result, query = params(spec)
+    assert not query.impossible
+    assert result['resources'] == resources
+    expected = '!COMPUTE_STATUS_DISABLED'
+    if required:
+        expected = required + ',' + expected
+    assert result['required'] == expected
+
+
+@pytest.mark.parametrize('extra, image, reason', [
+    ({'hw:mem_encryption': 'false'},
+     {'hw_mem_encryption': 'true', 'hw_firmware_type': 'uefi'},
+     'Flavor f1 has hw:mem_encryption extra spec explicitly set to false'),
+    ({'accel:device_profile': 'p'}, {},
+     'Extra spec accel:device_profile is not supported'),
+])
+def test_guest_feature_refusal_makes_the_request_impossible(extra, image,
+                                                            reason):
+    spec = fakes.spec(extra_specs=extra, image_properties=image)
+    _result, query = params(spec)
+    assert query.impossible.startswith(reason)
+
+
+def test_isolated_emulator_threads_without_dedicated_cpus_impossible():
+    spec = fakes.spec(extra_specs={'hw:emulator_threads_policy': 'isolate'})
+    _result, query = params(spec)
+    assert query.impossible.startswith(
+        'An isolated CPU emulator threads option requires a dedicated CPU')
 
 
 def test_swap_rounds_up_and_volume_backed_has_no_root_disk():
