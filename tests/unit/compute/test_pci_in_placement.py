@@ -21,7 +21,13 @@ from services.compute import build
 from services.compute import pci_tracker
 from services.compute import provider_tree
 from services.compute.virt import fake
+from common.placement import client as placement_client
+from services.scheduler import host_manager
+from services.scheduler import loading
 from services.scheduler import request_filter
+from services.scheduler import scheduling
+from services.scheduler.client import placement as scheduler_placement
+from tests.unit.scheduler import fakes as scheduler_fakes
 
 CTXT = context.get_admin_context()
 V = 'placement 1.39'
@@ -106,6 +112,7 @@ def _spec(inst, requests):
     flavor = flavor_obj.Flavor(name='f', flavorid='f', vcpus=1,
                                memory_mb=64, root_gb=1, extra_specs={})
     return spec_obj.RequestSpec(instance_uuid=inst['uuid'], flavor=flavor,
+                                project_id='p', user_id='u',
                                 pci_requests=requests)
 
 
@@ -190,3 +197,61 @@ def test_option_off_allocates_no_device(make_agent, placement):
     assert list(query.groups) == ['']
     root = agent.conductor.nodes[('cn', 'cn')]['uuid']
     assert [list(c['allocations']) for c in candidates] == [[root]]
+
+
+class Source(host_manager.HostSource):
+    """The agent's node as the scheduler's only host."""
+
+    def __init__(self, states):
+        self.states = {s.uuid: s for s in states}
+
+    def get_host_states(self, context, uuids):
+        return [self.states[u] for u in uuids if u in self.states]
+
+    def get_updated_since(self, context, uuids):
+        return {u: self.states[u].updated for u in uuids}
+
+    def get_aggregates(self, context):
+        return []
+
+    def compute_uuids_for_host(self, context, host, node=None):
+        return [s.uuid for s in self.states.values() if s.host == host]
+
+
+def test_boot_through_the_scheduler_claims_the_alias_traits(
+        make_agent, placement, override):
+    """The alias requires a trait only NIC B's provider has: placement
+    picks NIC B, the scheduler's claim allocates from it, and the compute
+    gives a VF of NIC B although NIC A's come first in its pools.
+    """
+    override('pci_in_placement', True, group='filter_scheduler')
+    agent = make_agent(pci={'report_in_placement': True},
+                       fake_driver={'pci_device': [
+                           json.dumps(NIC_A),
+                           json.dumps(dict(NIC_B, traits='fast'))]})
+    agent.start()
+    node = agent.conductor.nodes[('cn', 'cn')]
+    nic_b = _provider('0000:82:00.0', root=node['uuid'])
+    state = scheduler_fakes.host('cn', uuid=node['uuid'],
+                                 pci_stats=node['pci_stats'])
+    scheduler = scheduling.Scheduler(
+        host_manager.HostManager(Source([state])),
+        scheduler_placement.SchedulerPlacementClient(
+            placement_client.PlacementClient(CONF, adapter=placement)),
+        loading.load_filters(['PciPassthroughFilter']),
+        loading.load_weighers(['all']))
+    inst = agent.conductor.add_instance(
+        'cn', vcpus=1, memory_mb=64, vm_state='building',
+        task_state='scheduling')
+    spec = _spec(inst, [dict(VF_REQUEST, traits='fast')])
+    selections, _record = scheduler.select_destinations(
+        CTXT, spec, [inst['uuid']])
+    chosen = selections[0][0]
+    assert json.loads(chosen.allocation_request)['mappings'][
+        '_pci0_0'] == [nic_b]
+    assert _usages(placement, nic_b) == {'CUSTOM_PCI_8086_154C': 1}
+    build.BuildTask(agent, CTXT, 'cn', inst, spec.to_primitive(),
+                    chosen.to_primitive(), []).run()
+    guest = agent.driver.list_guests('cn')[inst['uuid']]
+    assert guest.pci_devices == ['0000:82:10.0']
+    assert agent.conductor.instances[inst['uuid']]['vm_state'] == 'active'
