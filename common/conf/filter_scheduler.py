@@ -118,9 +118,9 @@ When enabled, every device a flavor's ``pci_passthrough:alias`` asks for
 becomes one request group of the placement query (resource class and
 traits from the alias, see ``[pci] alias``), the scheduler's claim
 allocates it from the compute's PCI provider, and the compute gives the
-instance a device of the provider that holds the allocation. The
-PciPassthroughFilter still runs: placement narrows the hosts, the filter
-still checks NUMA affinity and device tags.
+instance a device of the provider that holds the allocation. The host
+filters still run: placement narrows the hosts, PciPassthroughFilter and
+NUMATopologyFilter still check device tags and NUMA affinity.
 
 Enable it only after every compute reports its devices
 (``[pci] report_in_placement``); a compute that does not has no PCI

@@ -10,6 +10,10 @@ request of the shape :mod:`common.pci.stats` matches::
 
     {'count': 2, 'spec': [{'vendor_id': '8086', 'product_id': '154d'}],
      'alias_name': 'nic', 'numa_policy': 'legacy'}
+
+plus the alias's ``resource_class`` and ``traits`` when it names them,
+which only ``[filter_scheduler] pci_in_placement`` reads
+(:mod:`common.placement.pci_groups`).
 """
 
 import json

@@ -9,6 +9,8 @@ import pytest
 
 from common.conf import CONF
 from common.placement import pci_groups
+from services.api import boot
+from services.api import errors
 from services.api import pci_requests
 from services.scheduler import request_filter
 from tests.unit.scheduler import fakes
@@ -107,3 +109,14 @@ def test_parse_suffix(suffix, parsed):
     assert pci_groups.parse_suffix(suffix) == parsed
     if parsed:
         assert pci_groups.group_suffix(*parsed) == suffix
+
+
+def test_boot_of_a_repeated_alias_is_a_400(override):
+    override('alias', [json.dumps(NIC),
+                       json.dumps(dict(NIC, product_id='10ca'))], group='pci')
+    override('pci_in_placement', True, group='filter_scheduler')
+    flavor = {'extra_specs': {'pci_passthrough:alias': 'nic:1'}}
+    with pytest.raises(errors.BadRequest) as caught:
+        boot.pci_for_boot(CONF, flavor)
+    assert caught.value.status == 400
+    assert 'PCI alias nic is defined more than once' in str(caught.value)
