@@ -111,6 +111,35 @@ metadata (AggregateImagePropertiesIsolation).
 The separator between namespace and property name
 (AggregateImagePropertiesIsolation).
 """),
+    cfg.BoolOpt('pci_in_placement', default=False, help="""
+Schedule and allocate the PCI devices of flavor aliases in placement.
+
+When enabled, every device a flavor's ``pci_passthrough:alias`` asks for
+becomes one request group of the placement query (resource class and
+traits from the alias, see ``[pci] alias``), the scheduler's claim
+allocates it from the compute's PCI provider, and the compute gives the
+instance a device of the provider that holds the allocation. The host
+filters still run: placement narrows the hosts, PciPassthroughFilter and
+NUMATopologyFilter still check device tags and NUMA affinity.
+
+Enable it only after every compute reports its devices
+(``[pci] report_in_placement``); a compute that does not has no PCI
+providers, so no PCI request could land on it. An alias defined more than
+once (alternative devices under one name) cannot be expressed as one
+placement request group and is refused at boot while this is enabled.
+
+Possible values:
+
+* False (default): PCI devices are scheduled by the PciPassthroughFilter
+  and claimed by the compute only, placement does not see them.
+* True: as above, plus the devices are allocated in placement.
+
+Related options:
+
+* ``[pci] report_in_placement`` (must be on for every compute first)
+* ``[pci] alias`` (``resource_class`` and ``traits``)
+* ``[pci] device_spec`` (``resource_class`` and ``traits``)
+"""),
 ]
 
 

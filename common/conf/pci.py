@@ -22,7 +22,13 @@ as a JSON object; repeat the option for more aliases.
 
 Keys: ``name``, and what a device must match: ``vendor_id``,
 ``product_id``, ``device_type`` (``type-PCI``, ``type-PF``, ``type-VF``);
-``numa_policy`` (``legacy``, ``preferred``, ``required``, ``socket``).
+``numa_policy`` (``legacy``, ``preferred``, ``required``, ``socket``);
+and, for ``[filter_scheduler] pci_in_placement``, ``resource_class``
+(default ``CUSTOM_PCI_<VENDOR_ID>_<PRODUCT_ID>``; a name that is not a
+standard class is normalized to ``CUSTOM_<NAME>``) and ``traits`` (a
+comma-separated list the device's provider must have; non-standard names
+are normalized to ``CUSTOM_<NAME>``). Neither is matched against the
+device itself.
 
 Possible values:
 
@@ -44,6 +50,16 @@ stand-alone device) becomes a child provider of the compute node with an
 inventory of its devices (``CUSTOM_PCI_<VENDOR>_<PRODUCT>`` unless
 ``device_spec`` names a ``resource_class``) and the
 ``COMPUTE_MANAGED_PCI_DEVICE`` trait.
+
+Possible values:
+
+* False (default): devices are tracked by the compute agent only.
+* True: devices are also reported to placement.
+
+Related options:
+
+* ``[filter_scheduler] pci_in_placement`` (needs this on every compute)
+* ``[pci] device_spec``
 """),
 ]
 

@@ -124,6 +124,16 @@ def _numa_allows(pool, request, cell_ids, relax_preferred):
     return local or node is None
 
 
+def device_allowed(pool, request, numa_cells=None):
+    """True when one pool (or one device described as a pool) matches the
+    request and its NUMA policy allows it on ``numa_cells`` (None: no
+    locality constraint; ``preferred`` is relaxed).
+    """
+    cell_ids = None if numa_cells is None else _cell_ids(numa_cells)
+    return (request_matches(pool, request) and
+            _numa_allows(pool, request, cell_ids, True))
+
+
 def _augment(root, edges, flow, used, capacity):
     """Give request ``root`` one more device, rerouting others if needed.
 

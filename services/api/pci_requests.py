@@ -10,6 +10,10 @@ request of the shape :mod:`common.pci.stats` matches::
 
     {'count': 2, 'spec': [{'vendor_id': '8086', 'product_id': '154d'}],
      'alias_name': 'nic', 'numa_policy': 'legacy'}
+
+plus the alias's ``resource_class`` and ``traits`` when it names them,
+which only ``[filter_scheduler] pci_in_placement`` reads
+(:mod:`common.placement.pci_groups`).
 """
 
 import json
@@ -18,7 +22,11 @@ from common import exception
 
 SPEC_KEY = 'pci_passthrough:alias'
 POLICY_KEY = 'hw:pci_numa_affinity_policy'
-_NOT_SPEC = ('name', 'numa_policy')
+# NOTE: ``resource_class`` and ``traits`` say what to ask placement for
+# ([filter_scheduler] pci_in_placement); they describe the provider, not
+# the device, so devices are never matched against them.
+_PLACEMENT_KEYS = ('resource_class', 'traits')
+_NOT_SPEC = ('name', 'numa_policy') + _PLACEMENT_KEYS
 
 
 class InvalidPCIAlias(exception.BerthException):
@@ -26,7 +34,9 @@ class InvalidPCIAlias(exception.BerthException):
 
 
 def _aliases(conf):
-    """name -> (numa_policy, [spec, ...]) from ``[pci] alias``."""
+    """name -> [numa_policy, [spec, ...], placement keys] from
+    ``[pci] alias``.
+    """
     aliases = {}
     for text in conf.pci.alias:
         try:
@@ -38,8 +48,9 @@ def _aliases(conf):
             raise InvalidPCIAlias(reason='[pci] alias %r has no name' % text)
         spec = {k: v for k, v in alias.items() if k not in _NOT_SPEC}
         policy = alias.get('numa_policy')
-        known = aliases.setdefault(name, [policy, []])
+        known = aliases.setdefault(name, [policy, [], {}])
         known[1].append(spec)
+        known[2].update((k, alias[k]) for k in _PLACEMENT_KEYS if k in alias)
         if policy and not known[0]:
             known[0] = policy
     return aliases
@@ -67,10 +78,19 @@ def from_flavor(conf, extra_specs):
         if name not in aliases:
             raise InvalidPCIAlias(reason='PCI alias %s is not defined'
                                   % name)
-        policy, specs = aliases[name]
-        requests.append({
+        policy, specs, placement_keys = aliases[name]
+        if len(specs) > 1 and conf.filter_scheduler.pci_in_placement:
+            # NOTE: one placement request group has one resource class;
+            # alternatives cannot be asked for (as in Nova).
+            raise InvalidPCIAlias(
+                reason='PCI alias %s is defined more than once, which '
+                       '[filter_scheduler] pci_in_placement does not '
+                       'support' % name)
+        request = {
             'count': count, 'spec': [dict(s) for s in specs],
             'alias_name': name,
             'numa_policy': extra_specs.get(POLICY_KEY) or policy or 'legacy',
-        })
+        }
+        request.update(placement_keys)
+        requests.append(request)
     return requests

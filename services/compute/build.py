@@ -36,17 +36,34 @@ LOG = logging.getLogger(__name__)
 EVENT = 'compute_build_and_run_instance'
 
 
-def _allocations(selection):
-    """Provider uuid -> resources of the claimed allocation request."""
+def _allocation_request(selection):
+    """The claimed allocation request as a dict ({} when absent)."""
     raw = (selection or {}).get('allocation_request')
     if not raw:
         return {}
     try:
         data = json.loads(raw) if isinstance(raw, str) else raw
-        return {rp: alloc.get('resources', {})
-                for rp, alloc in data.get('allocations', {}).items()}
-    except (ValueError, AttributeError):
+    except ValueError:
         return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _allocations(selection):
+    """Provider uuid -> resources of the claimed allocation request."""
+    try:
+        return {rp: alloc.get('resources', {}) for rp, alloc in
+                _allocation_request(selection).get(
+                    'allocations', {}).items()}
+    except AttributeError:
+        return {}
+
+
+def _mappings(selection):
+    """Request group suffix -> provider uuids of the claimed allocation
+    request (placement answers them from microversion 1.34).
+    """
+    mappings = _allocation_request(selection).get('mappings')
+    return mappings if isinstance(mappings, dict) else {}
 
 
 class BuildTask(object):
@@ -119,7 +136,8 @@ class BuildTask(object):
         try:
             claim = self.tracker.claim(self.instance, self.request_spec,
                                        self.nodename,
-                                       self.selection.get('limits'))
+                                       self.selection.get('limits'),
+                                       mappings=_mappings(self.selection))
         except claims.ComputeResourcesUnavailable as exc:
             return self._fail(str(exc), traceback.format_exc(),
                               spawned=False)

@@ -73,7 +73,7 @@ def requested_topology(instance, request_spec):
     return None
 
 
-def make_claim(node, instance, request_spec, limits):
+def make_claim(node, instance, request_spec, limits, mappings=None):
     """Fit ``instance`` onto ``node`` and take what it needs.
 
     Changes ``node.topology`` (usage added) and ``node.pci`` (devices
@@ -83,6 +83,9 @@ def make_claim(node, instance, request_spec, limits):
     :param instance: the Instance primitive.
     :param request_spec: the RequestSpec primitive, or None.
     :param limits: a :class:`~common.numa.topology.Limits`.
+    :param mappings: the claimed allocation request's ``mappings``
+        (request group suffix -> provider uuids): PCI devices allocated
+        in placement are taken from the providers named there.
     :returns: a :class:`Claim`.
     :raises ComputeResourcesUnavailable: the instance does not fit.
     """
@@ -104,8 +107,10 @@ def make_claim(node, instance, request_spec, limits):
                 reason='Requested instance NUMA topology cannot fit the '
                        'given host NUMA topology')
     cell_ids = [cell.id for cell in fitted.cells] if fitted else None
+    placed = (node.pci.placed(node.uuid, node.nodename, mappings)
+              if mappings and pci_requests and node.uuid else None)
     try:
-        devices = node.pci.claim(uuid, pci_requests, cell_ids)
+        devices = node.pci.claim(uuid, pci_requests, cell_ids, placed=placed)
     except pci_tracker.PciDeviceRequestFailed as exc:
         raise ComputeResourcesUnavailable(
             reason='Claim pci failed: %s' % exc)

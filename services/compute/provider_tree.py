@@ -26,6 +26,8 @@ import math
 import re
 import uuid as uuid_lib
 
+from common.placement import pci_groups
+
 VCPU = 'VCPU'
 PCPU = 'PCPU'
 MEMORY_MB = 'MEMORY_MB'
@@ -40,8 +42,6 @@ DISABLED_TRAIT = 'COMPUTE_STATUS_DISABLED'
 # operator's CUSTOM_VGPU_PLACEMENT on a GPU, seed A21) and are kept.
 _MANAGED_PREFIXES = ('COMPUTE_', 'HW_CPU_')
 _NAME_CHARS = re.compile(r'[^A-Z0-9_]')
-_STANDARD_PCI_CLASSES = frozenset(['SRIOV_NET_VF', 'PCI_DEVICE', 'VGPU',
-                                   'PGPU', 'FPGA'])
 
 
 @dataclasses.dataclass
@@ -76,8 +76,7 @@ def is_managed(trait):
 
 def custom_name(name):
     """``name`` as a CUSTOM_ resource class or trait name."""
-    normal = _NAME_CHARS.sub('_', str(name).upper())
-    return normal if normal.startswith('CUSTOM_') else 'CUSTOM_' + normal
+    return pci_groups.custom_name(name)
 
 
 def child_uuid(root_uuid, name):
@@ -155,12 +154,9 @@ def _gpu_children(root_uuid, nodename, gpus, numa_parents):
 
 def pci_resource_class(device):
     """The resource class of a device reported in placement."""
-    name = device.get('resource_class')
-    if name:
-        name = str(name).upper()
-        return name if name in _STANDARD_PCI_CLASSES else custom_name(name)
-    return custom_name('PCI_%s_%s' % (device.get('vendor_id'),
-                                      device.get('product_id')))
+    return pci_groups.resource_class(device.get('resource_class'),
+                                     device.get('vendor_id'),
+                                     device.get('product_id'))
 
 
 def _pci_children(root_uuid, nodename, devices):
@@ -181,9 +177,7 @@ def _pci_children(root_uuid, nodename, devices):
             inv[rc] += 1
         traits = {MANAGED_PCI_TRAIT}
         for device in offered:
-            for trait in str(device.get('traits') or '').split(','):
-                if trait.strip():
-                    traits.add(custom_name(trait.strip()))
+            traits |= pci_groups.traits(device.get('traits'))
         name = '%s_%s' % (nodename, owner)
         children.append(Provider(
             uuid=child_uuid(root_uuid, name), name=name,

@@ -349,8 +349,12 @@ class ResourceTracker(object):
         names = self.driver.get_available_nodes(self.host)
         return names[0] if names else None
 
-    def claim(self, instance, request_spec, nodename, selection_limits):
+    def claim(self, instance, request_spec, nodename, selection_limits,
+              mappings=None):
         """Claim NUMA cells and PCI devices for a build on ``nodename``.
+
+        :param mappings: the claimed allocation request's ``mappings``
+            (see :func:`claims.make_claim`).
 
         :raises claims.ComputeResourcesUnavailable: it does not fit, or
             the node has not been reported yet.
@@ -365,7 +369,7 @@ class ResourceTracker(object):
             limits = claims_mod.limits_for(
                 selection_limits, usage_mod.effective_ratios(self.conf))
             claim = claims_mod.make_claim(node, instance, request_spec,
-                                          limits)
+                                          limits, mappings=mappings)
             node.claims[uuid] = claim
             node.usages[uuid] = claim.usage
             if claim.numa_topology is not None:

@@ -20,6 +20,7 @@ import re
 
 from common.conf import CONF
 from common.placement import guest_features
+from common.placement import pci_groups
 from common.placement import query as placement_query
 from common.placement import resources as placement_resources
 
@@ -78,6 +79,14 @@ def flavor_and_image_traits(context, spec, query, view):
             query.unsuffixed.forbidden.add('HW_CPU_HYPERTHREADING')
         elif thread_policy == 'require':
             query.unsuffixed.required.add('HW_CPU_HYPERTHREADING')
+
+
+def pci_in_placement(context, spec, query, view):
+    """One request group per PCI device (``[filter_scheduler]
+    pci_in_placement``); see :func:`common.placement.pci_groups.add_groups`.
+    """
+    if CONF.filter_scheduler.pci_in_placement:
+        pci_groups.add_groups(spec.pci_requests, query)
 
 
 def compute_status(context, spec, query, view):
@@ -184,6 +193,7 @@ def placement_limit(context, spec, query, view):
 ALL_REQUEST_FILTERS = [
     flavor_resources,
     flavor_and_image_traits,
+    pci_in_placement,
     compute_status,
     availability_zone,
     tenant_isolation,
