@@ -106,7 +106,8 @@ def _split_traits(value, version, param):
     return required, forbidden
 
 
-def parse_required(ctx, values, version, param='required'):
+def parse_required(ctx, values, version, param='required',
+                   refuse_conflicts=False):
     """Parse the values of a ``required`` parameter into RequiredTraits.
 
     Before 1.39 only the last value counts (a repeated parameter overwrites
@@ -114,8 +115,11 @@ def parse_required(ctx, values, version, param='required'):
     value may be ``in:A,B`` (any of A, B).
 
     :param values: every value given for the parameter, in order.
-    :raises errors.BadRequest: malformed values, ``in:`` before 1.39, or
-        traits that do not exist ("No such trait(s): ...").
+    :param refuse_conflicts: refuse a trait both required and forbidden
+        (``root_required=FOO,!FOO``), before looking the traits up.
+    :raises errors.BadRequest: malformed values, ``in:`` before 1.39, a
+        conflict (when refused), or traits that do not exist ("No such
+        trait(s): ...").
     """
     if not values:
         return NO_TRAITS
@@ -137,6 +141,13 @@ def parse_required(ctx, values, version, param='required'):
         names, negated = _split_traits(value, version, param)
         all_of |= names
         forbidden |= negated
+    if refuse_conflicts and all_of & forbidden:
+        # NOTE: upstream refuses the contradiction as a malformed query
+        # (it can match nothing) before it looks the traits up.
+        raise errors.BadRequest(
+            'Conflicting required and forbidden traits found in %s: %s'
+            % (param, ', '.join(sorted(all_of & forbidden))),
+            code=errors.QUERYPARAM_BAD_VALUE)
     everything = set(all_of) | set(forbidden)
     for group in any_of:
         everything |= group

@@ -79,6 +79,10 @@ def _parse_root_required(ctx, params, version):
     values = params.get('root_required')
     if not values:
         return query.NO_TRAITS
+    if len(values) > 1:
+        raise errors.BadRequest(
+            "Query parameter 'root_required' may be specified only once.",
+            code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
     value = values[0]
     if value.startswith('in:'):
         raise errors.BadRequest(
@@ -86,13 +90,16 @@ def _parse_root_required(ctx, params, version):
             "parameter value of the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. "
             "Got: %s" % value)
     return query.parse_required(ctx, [value], version,
-                                param='root_required')
+                                param='root_required', refuse_conflicts=True)
 
 
 def _parse_same_subtree(params, suffixes):
     result = []
     for value in params.get('same_subtree', ()):
-        names = value.split(',')
+        # NOTE: upstream strips each suffix, so "_A, _B" names _A and _B
+        # (as trait lists are stripped); resources and member_of values
+        # are not stripped there, and are not here.
+        names = [name.strip() for name in value.split(',')]
         if any(name == '' for name in names):
             raise errors.BadRequest(
                 'Empty string (unsuffixed group) can not be specified in '
