@@ -106,16 +106,18 @@ def _split_traits(value, version, param):
     return required, forbidden
 
 
-def parse_required(ctx, values, version, param='required'):
-    """Parse the values of a ``required`` parameter into RequiredTraits.
+def split_required(values, version, param='required'):
+    """Check the form of a ``required`` parameter's values; no lookups.
 
     Before 1.39 only the last value counts (a repeated parameter overwrites
     the first, as upstream); from 1.39 repeated values AND together and a
-    value may be ``in:A,B`` (any of A, B).
+    value may be ``in:A,B`` (any of A, B). Names are stripped, as upstream
+    strips them (``A, !B`` is ``A`` and ``!B``).
 
     :param values: every value given for the parameter, in order.
-    :raises errors.BadRequest: malformed values, ``in:`` before 1.39, or
-        traits that do not exist ("No such trait(s): ...").
+    :returns: RequiredTraits of plain names, to check with
+        :func:`trait_conflicts` and then :func:`resolve_required`.
+    :raises errors.BadRequest: malformed values or ``in:`` before 1.39.
     """
     if not values:
         return NO_TRAITS
@@ -137,20 +139,65 @@ def parse_required(ctx, values, version, param='required'):
         names, negated = _split_traits(value, version, param)
         all_of |= names
         forbidden |= negated
-    everything = set(all_of) | set(forbidden)
-    for group in any_of:
+    return RequiredTraits(frozenset(all_of), tuple(any_of),
+                          frozenset(forbidden))
+
+
+def trait_conflicts(traits):
+    """The requirements of ``traits`` that its forbidden traits defeat.
+
+    :param traits: RequiredTraits from :func:`split_required`.
+    :returns: sorted list of sorted tuples of names: each required trait
+        that is also forbidden, and each any-of set all of whose traits
+        are forbidden. Empty when the request can be satisfied.
+    """
+    if not traits.forbidden:
+        return []
+    found = {(name,) for name in traits.all_of & traits.forbidden}
+    found.update(tuple(sorted(group)) for group in traits.any_of
+                 if group <= traits.forbidden)
+    return sorted(found)
+
+
+def resolve_required(ctx, traits):
+    """``traits`` checked against the trait catalogue.
+
+    :param traits: RequiredTraits from :func:`split_required`.
+    :returns: RequiredTraits ready for the queries (an any-of set of one
+        trait becomes a required trait).
+    :raises errors.BadRequest: traits that do not exist ("No such
+        trait(s): ...").
+    """
+    if traits == NO_TRAITS:
+        return traits
+    everything = set(traits.all_of) | set(traits.forbidden)
+    for group in traits.any_of:
         everything |= group
     unknown = sorted(n for n in everything
                      if catalog.TRAITS.id_for(ctx, n) is None)
     if unknown:
         raise errors.BadRequest('No such trait(s): %s.' % ', '.join(unknown))
     # NOTE: an any-of group of one trait is simply a required trait.
-    for group in list(any_of):
+    all_of = set(traits.all_of)
+    any_of = []
+    for group in traits.any_of:
         if len(group) == 1:
             all_of |= group
-            any_of.remove(group)
-    return RequiredTraits(frozenset(all_of), tuple(any_of),
-                          frozenset(forbidden))
+        else:
+            any_of.append(group)
+    return RequiredTraits(frozenset(all_of), tuple(any_of), traits.forbidden)
+
+
+def parse_required(ctx, values, version, param='required'):
+    """Parse and resolve the values of a ``required`` parameter.
+
+    :func:`split_required` then :func:`resolve_required`.
+
+    :param values: every value given for the parameter, in order.
+    :raises errors.BadRequest: malformed values, ``in:`` before 1.39, or
+        traits that do not exist ("No such trait(s): ...").
+    """
+    return resolve_required(ctx, split_required(values, version, param))
 
 
 def _member_of_uuids(text):

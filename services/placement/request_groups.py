@@ -75,24 +75,65 @@ def _collect(params):
     return found
 
 
-def _parse_root_required(ctx, params, version):
+def _split_root_required(params, version):
+    """root_required's traits, checked for form and conflicts only.
+
+    Upstream reads it with the request-wide parameters, before the groups,
+    so its errors come first; the traits are looked up at the end.
+    """
     values = params.get('root_required')
     if not values:
         return query.NO_TRAITS
+    if len(values) > 1:
+        raise errors.BadRequest(
+            "Query parameter 'root_required' may be specified only once.",
+            code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
     value = values[0]
     if value.startswith('in:'):
         raise errors.BadRequest(
             "Invalid query string parameters: Expected 'root_required' "
             "parameter value of the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. "
             "Got: %s" % value)
-    return query.parse_required(ctx, [value], version,
-                                param='root_required')
+    traits = query.split_required([value], version, param='root_required')
+    conflicts = query.trait_conflicts(traits)
+    if conflicts:
+        # NOTE: a trait both required and forbidden can match nothing;
+        # upstream refuses it as a bad value rather than answer empty.
+        raise errors.BadRequest(
+            'Conflicting required and forbidden traits found in '
+            'root_required: %s' % ', '.join(n for (n,) in conflicts),
+            code=errors.QUERYPARAM_BAD_VALUE)
+    return traits
+
+
+def _split_group_traits(raw, version):
+    """{suffix: RequiredTraits of names} of every group, checked for form.
+
+    :raises errors.BadRequest: a malformed value, or (as upstream) a
+        group's required traits contradicting its forbidden ones, before
+        any trait is looked up.
+    """
+    required = {suffix: query.split_required(
+        kinds.get('required', []), version, param='required' + suffix)
+        for suffix, kinds in raw.items()}
+    found = sorted('required%s: (%s)' % (suffix, ', '.join(names))
+                   for suffix, traits in required.items()
+                   for names in query.trait_conflicts(traits))
+    if found:
+        # NOTE: upstream gives this refusal no specific error code.
+        raise errors.BadRequest(
+            'Conflicting required and forbidden traits found in the '
+            'following traits keys: %s' % ', '.join(found))
+    return required
 
 
 def _parse_same_subtree(params, suffixes):
     result = []
     for value in params.get('same_subtree', ()):
-        names = value.split(',')
+        # NOTE: upstream strips each suffix, so "_A, _B" names _A and _B
+        # (as trait lists are stripped); resources and member_of values
+        # are not stripped there, and are not here.
+        names = [name.strip() for name in value.split(',')]
         if any(name == '' for name in names):
             raise errors.BadRequest(
                 'Empty string (unsuffixed group) can not be specified in '
@@ -133,14 +174,16 @@ def _check_orphans(raw, version):
         raise errors.BadRequest('All request groups must specify resources.')
 
 
-def _parse_group(ctx, suffix, kinds, version):
-    """The RequestGroup of one suffix from its {kind: [values]}."""
+def _parse_group(ctx, suffix, kinds, traits, version):
+    """The RequestGroup of one suffix from its {kind: [values]}.
+
+    :param traits: the group's RequiredTraits from query.split_required.
+    """
     resources = {}
     if 'resources' in kinds:
         resources = query.parse_resources(
             ctx, kinds['resources'][-1], param='resources' + suffix)
-    traits = query.parse_required(
-        ctx, kinds.get('required', []), version, param='required' + suffix)
+    traits = query.resolve_required(ctx, traits)
     member_of = query.parse_member_of(kinds.get('member_of', []), version)
     in_tree = None
     if 'in_tree' in kinds:
@@ -177,9 +220,11 @@ def parse(ctx, req, version):
     :raises errors.BadRequest: with upstream's messages.
     """
     params = util.query_params(req)
+    root_required = _split_root_required(params, version)
     raw = _collect(params)
     _check_orphans(raw, version)
-    groups = [_parse_group(ctx, suffix, kinds, version)
+    required = _split_group_traits(raw, version)
+    groups = [_parse_group(ctx, suffix, kinds, required[suffix], version)
               for suffix, kinds in raw.items()]
     if any(g.suffix == '' and not g.resources for g in groups):
         # NOTE: only suffixed groups may be resourceless (1.36), and only
@@ -198,5 +243,5 @@ def parse(ctx, req, version):
     limit = _first(params, 'limit')
     return CandidateRequest(groups, group_policy,
                             None if limit is None else int(limit),
-                            _parse_root_required(ctx, params, version),
+                            query.resolve_required(ctx, root_required),
                             same_subtree)

@@ -198,7 +198,9 @@ def _flat_body(ctx, conn, version, chosen, inventories, resources, names):
         for pid, entries in others.items():
             inventories[pid] = sorted(inventories[pid] + entries)
     _name_classes(ctx, inventories, names)
-    traits = cq.trait_names(conn, pids) if version >= (1, 17) else {}
+    traits = {}
+    if version >= (1, 17):
+        traits = render.traits_in_id_order(ctx, cq.trait_names(conn, pids))
     return {
         'allocation_requests': render.single_provider_requests(
             version, chosen, {names[rc]: n for rc, n in resources.items()}),
@@ -503,7 +505,10 @@ def _respond(ctx, conn, creq, version, rc_ids, candidates, tree):
     _name_classes(ctx, inventories, names)
     for name, rc in rc_ids.items():
         names[rc] = name
-    traits = cq.trait_names(conn, summarised) if version >= (1, 17) else {}
+    traits = {}
+    if version >= (1, 17):
+        traits = render.traits_in_id_order(
+            ctx, cq.trait_names(conn, summarised))
     return {
         'allocation_requests': render.allocation_requests(
             version, candidates, uuid_of, names),

@@ -183,7 +183,9 @@ def _render(ctx, version, providers, requested, names):
                 names[rc] = catalog.RESOURCE_CLASSES.name_for(ctx, rc)
     traits = {}
     if version >= (1, 17):
-        traits = {p.id: {catalog.TRAITS.name_for(ctx, t) for t in p.traits}
+        # NOTE: trait id order, as render.traits_in_id_order explains.
+        traits = {p.id: [catalog.TRAITS.name_for(ctx, t)
+                         for t in sorted(p.traits)]
                   for p in providers}
     return render.provider_summaries(
         version, [p.id for p in providers], {p.id: p.uuid for p in providers},

@@ -12,6 +12,8 @@
   ``parent_provider_uuid``/``root_provider_uuid`` (1.29).
 """
 
+from services.placement.objects import catalog
+
 
 def allocation_requests(version, candidates, uuid_of, rc_name):
     """The ``allocation_requests`` list.
@@ -84,7 +86,8 @@ def provider_summaries(version, provider_ids, uuid_of, inventories, traits,
 
     :param provider_ids: ids to summarise, in output order.
     :param inventories: {id: [(class id, capacity, used)]}.
-    :param traits: {id: set of names} (used from 1.17).
+    :param traits: {id: names in output order} (used from 1.17); see
+        :func:`traits_in_id_order`.
     :param tree: {id: (uuid, parent id, root id)} (used from 1.29).
     """
     with_traits = version >= (1, 17)
@@ -95,7 +98,7 @@ def provider_summaries(version, provider_ids, uuid_of, inventories, traits,
             rc_name[rc]: {'capacity': capacity, 'used': used}
             for rc, capacity, used in inventories.get(pid, ())}}
         if with_traits:
-            summary['traits'] = sorted(traits.get(pid, ()))
+            summary['traits'] = list(traits.get(pid, ()))
         if with_tree:
             _uuid, parent, root = tree[pid]
             summary['parent_provider_uuid'] = (
@@ -103,3 +106,17 @@ def provider_summaries(version, provider_ids, uuid_of, inventories, traits,
             summary['root_provider_uuid'] = uuid_of[root]
         result[uuid_of[pid]] = summary
     return result
+
+
+def traits_in_id_order(ctx, traits):
+    """``{id: [names]}`` of ``{id: set of names}``, each in trait id order.
+
+    NOTE: a provider's traits are listed in trait id order (standard traits
+    first, as synced, then custom traits in creation order), the order
+    upstream answers with on its reference databases (the API reference's
+    example lists ``HW_NUMA_ROOT`` before ``CUSTOM_FOO``) and the order
+    this summary lists resource classes in. An explicit sort makes it the
+    same on every backend and in every answer, whatever the SQL returned.
+    """
+    order = catalog.TRAITS.in_id_order
+    return {pid: order(ctx, names) for pid, names in traits.items()}

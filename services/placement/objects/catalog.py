@@ -114,6 +114,19 @@ class _NameIdCache(object):
             found = self._by_id.get(id_)
         return found
 
+    def in_id_order(self, ctx, names):
+        """``names`` as a list sorted by their ids.
+
+        For traits that is the order they were synced or created in. A name
+        unknown even after one reload (deleted meanwhile) goes last.
+        """
+        by_name = self._by_name
+        if any(name not in by_name for name in names):
+            self._reload(ctx)
+            by_name = self._by_name
+        last = float('inf')
+        return sorted(names, key=lambda name: (by_name.get(name, last), name))
+
     def all_names(self, ctx):
         """Every name, freshly loaded."""
         self._reload(ctx)

@@ -150,7 +150,13 @@ def _classes_in_use(ctx, provider_id, rc_ids):
 
 
 def _in_use_error(ctx, provider, rc_ids, prefix):
-    names = sorted(catalog.RESOURCE_CLASSES.name_for(ctx, i) for i in rc_ids)
+    # NOTE: the classes are named in resource class id order: the standard
+    # classes in os-resource-classes order (VCPU, MEMORY_MB, DISK_GB, ...),
+    # then custom classes in creation order. That is the order upstream's
+    # message has on its reference databases (it groups by class id) and
+    # the order provider_summaries lists resources in; sorting explicitly
+    # makes it the same on every backend.
+    names = [catalog.RESOURCE_CLASSES.name_for(ctx, i) for i in sorted(rc_ids)]
     return errors.Conflict(
         "%s: Inventory for '%s' on resource provider '%s' in use."
         % (prefix, ', '.join(names), provider['uuid']),

@@ -38,8 +38,12 @@ CONSUMER_TYPE = {'type': 'string', 'minLength': 1, 'maxLength': 255,
                  'pattern': CONSUMER_TYPE_PATTERN}
 
 # Request group suffix -> the providers that satisfied it (1.34).
+# NOTE: an empty object names no group at all and is refused, as upstream
+# placement refuses it (its release notes call accepting ``{}`` a typo
+# that was fixed); an allocation without mappings simply omits the field.
 MAPPINGS = {
     'type': 'object',
+    'minProperties': 1,
     'additionalProperties': {
         'type': 'array',
         'minItems': 1,
