@@ -31,6 +31,23 @@ Possible values:
   by anybody you do not trust.
 """),
     # NOTE: the options below are the compute API's (berth-api) only.
+    cfg.BoolOpt(
+        'enable_instance_password',
+        default=True,
+        help="""
+Return the server's administrator password (``adminPass``) in the
+create-server response of the compute API, as Nova does.
+
+The password is the request's ``adminPass``, or one generated with
+[DEFAULT] password_length characters. Berth's compute drivers set no
+password inside a guest, so a deployment whose images do not take the
+password another way (config drive, cloud-init) may turn this off; clients
+then see no ``adminPass``.
+
+Related options:
+
+* [DEFAULT] password_length: the length of generated passwords.
+"""),
     cfg.HostAddressOpt(
         'bind_host', default='0.0.0.0',
         help="""

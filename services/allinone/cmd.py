@@ -10,15 +10,18 @@ Placement, the compute API, the conductor, the scheduler and a fake
 compute agent simulating ``--hosts`` hosts, each in its own threads, on
 SQLite files under ``--state-dir`` and the in-process transport. It prints
 the endpoints and an ``openstack`` client environment, then serves until
-SIGTERM or Ctrl-C. ``--demo`` seeds a small cloud, boots a few servers,
-prints where each landed and why, and exits (status 1 if anything went
-differently than it should).
+SIGTERM or Ctrl-C. With noauth2 (the default) it also writes
+``<state-dir>/clouds.yaml``, whose cloud ``berth`` the ``openstack`` client
+uses (``OS_CLOUD=berth``), a development convenience. ``--demo`` seeds a
+small cloud, boots a few servers, prints where each landed and why, and
+exits (status 1 if anything went differently than it should).
 """
 
 # NOTE: first, before anything imports threading (BERTH_EVENTLET mode).
 from common import eventlet_mode  # noqa: F401
 
 import logging
+import os
 import signal
 import sys
 import time
@@ -26,6 +29,7 @@ import time
 from oslo_config import cfg
 
 from common import config
+from services.allinone import clouds
 from services.allinone import launcher
 from services.allinone import state as state_mod
 
@@ -54,7 +58,25 @@ def _interrupt(signum, _frame):
     raise KeyboardInterrupt('signal %d' % signum)
 
 
-def _ready_banner(aio, state, elapsed):
+def _client_lines(aio, clouds_file):
+    """How to point the ``openstack`` client at the all-in-one."""
+    if clouds_file is None:
+        return ['Authentication is Keystone\'s ([api] auth_strategy = '
+                'keystone): use its cloud entry.', '']
+    pip = os.path.join(os.path.dirname(sys.executable), 'pip')
+    return [
+        'The openstack client (%s install -e .[client]) through the cloud '
+        'entry "%s",' % (pip, clouds.CLOUD),
+        'a development convenience of noauth2 (production uses Keystone):',
+        '',
+        '  ' + clouds.export_line(clouds_file),
+        '  openstack server list --long',
+        '  openstack resource provider list',
+        '',
+    ]
+
+
+def _ready_banner(aio, state, elapsed, clouds_file=None):
     """The endpoints and a ready-to-paste client environment."""
     conf = aio.conf
     compute = aio.api_url + '/v2.1'
@@ -66,6 +88,12 @@ def _ready_banner(aio, state, elapsed):
         '',
         '  compute API    %s' % compute,
         '  placement API  %s' % aio.placement_url,
+    ]
+    if clouds_file is not None:
+        lines += ['  identity       %s/identity (noauth2 stand-in)'
+                  % aio.api_url,
+                  '  image          %s/image' % aio.api_url]
+    lines += [
         '  transport      %s' % state_mod.describe(conf.transport_url),
         '  concurrency    %s' % ('eventlet (BERTH_EVENTLET)'
                                  if eventlet_mode.is_active()
@@ -77,21 +105,15 @@ def _ready_banner(aio, state, elapsed):
         '  berth-manage   berth-manage --config-file %s ...' % (
             state.conf_file),
         '',
-        'The openstack client (pip install python-openstackclient '
-        'osc-placement), with',
-        'noauth2: the token names the caller, "admin" or "user:project":',
-        '',
-        '  export OS_AUTH_TYPE=admin_token OS_TOKEN=admin '
-        'OS_IDENTITY_API_VERSION=3',
-        '  export OS_ENDPOINT=%s' % compute,
-        '  export OS_IMAGE_ENDPOINT_OVERRIDE=%s/image' % aio.api_url,
-        '  export OS_IDENTITY_ENDPOINT_OVERRIDE=%s/identity' % aio.api_url,
-        '  openstack server list --long',
-        '  OS_ENDPOINT=%s OS_PLACEMENT_API_VERSION=1.39 openstack '
-        'resource provider list' % aio.placement_url,
-        '',
     ]
-    return '\n'.join(lines)
+    return '\n'.join(lines + _client_lines(aio, clouds_file))
+
+
+def _write_clouds(aio, state):
+    """Write the clouds.yaml of a noauth2 all-in-one; its path or None."""
+    if aio.conf.api.auth_strategy != 'noauth2':
+        return None
+    return clouds.write(state, aio.api_url)
 
 
 def _run_demo(aio):
@@ -123,13 +145,15 @@ def main(argv=None):
     try:
         aio.start()
         state_mod.write_config(conf, state)
+        clouds_file = _write_clouds(aio, state)
     except Exception as exc:
         LOG.exception('berth-all-in-one could not start')
         print('berth-all-in-one could not start: %s (see %s)'
               % (exc, conf.log_file or 'the log'), file=sys.stderr)
         aio.stop()
         return 1
-    print(_ready_banner(aio, state, time.monotonic() - started), flush=True)
+    print(_ready_banner(aio, state, time.monotonic() - started, clouds_file),
+          flush=True)
     if not conf.demo:
         return aio.wait()
     try:

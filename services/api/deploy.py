@@ -27,9 +27,11 @@ from services.api import util
 
 # The version documents (compute's, the built-in image catalog's and the
 # noauth2 identity stand-in's), served without a token so that clients
-# can discover versions.
+# can discover versions, and the stand-in's token requests (a client asks
+# for a token without one; validation checks the caller's token itself).
 PUBLIC_PATHS = ('/', '', '/v2.1', '/v2.1/', '/image', '/image/',
-                '/identity', '/identity/', '/identity/v3', '/identity/v3/')
+                '/identity', '/identity/', '/identity/v3', '/identity/v3/',
+                '/identity/v3/auth/tokens')
 
 
 def error_app(status, message, headers=None):

@@ -149,10 +149,12 @@ IMAGE_ROUTE_DECLARATIONS = {
     },
 }
 
-# The noauth2 stand-in for Keystone's discovery (see handlers/identity.py).
+# The noauth2 stand-in for Keystone (see handlers/identity.py).
 IDENTITY_ROUTE_DECLARATIONS = {
     '/identity': {'GET': identity.versions},
     '/identity/v3': {'GET': identity.version_v3},
+    '/identity/v3/auth/tokens': {'POST': identity.create_token,
+                                 'GET': identity.show_token},
     '/identity/v3/projects': {'GET': identity.list_projects},
     '/identity/v3/projects/{project_id}': {'GET': identity.show_project},
 }

@@ -87,7 +87,8 @@ def _check_demo_report(out, ready_seconds=READY_SECONDS):
     assert float(ready.group(1)) < ready_seconds, out
     assert re.search(r'compute API +http://127\.0\.0\.1:\d+/v2\.1', out)
     assert re.search(r'placement API +http://127\.0\.0\.1:\d+', out)
-    assert 'export OS_AUTH_TYPE=admin_token OS_TOKEN=admin' in out
+    assert re.search(r'^  export OS_CLOUD=berth OS_CLIENT_CONFIG_FILE=\S+'
+                     r'/clouds\.yaml$', out, re.M), out
     assert 'concurrency    native threads' in out
     for name in DEMO_SERVERS:
         line = re.search(r'^%s +(ACTIVE|ERROR) +host (\S+) .* as expected$'
@@ -109,7 +110,8 @@ def test_demo_on_the_embedded_default(tmp_path):
     out = _run_demo(state_dir)
     _check_demo_report(out)
     for name in ('api.sqlite', 'cell0.sqlite', 'cell1.sqlite',
-                 'placement.sqlite', 'berth.conf', 'berth.log'):
+                 'placement.sqlite', 'berth.conf', 'berth.log',
+                 'clouds.yaml'):
         assert (state_dir / name).exists(), name
     # NOTE: a second run on the same state reuses what the first seeded
     # and replaces the first run's servers (no quota trouble).
@@ -225,3 +227,61 @@ def test_demo_on_real_parts(real_backend, make_database,  # noqa
     _check_demo_report(out, ready_seconds=READY_TIMEOUT)
     assert 'transport      rabbit://' in out
     assert cell1 in out
+
+
+def _cloud_environ(text):
+    """Only what the banner's export line sets, and a PATH."""
+    [line] = [line for line in text.splitlines()
+              if line.strip().startswith('export OS_CLOUD=')]
+    env = {'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
+           'LANG': 'C.UTF-8'}
+    for item in line.split()[1:]:
+        name, _sep, value = item.partition('=')
+        env[name] = value
+    assert set(env) == {'PATH', 'LANG', 'OS_CLOUD',
+                        'OS_CLIENT_CONFIG_FILE'}, env
+    return env
+
+
+def _openstack(env, home, *args):
+    # NOTE: a HOME of its own, so no clouds.yaml of the user's is read.
+    env = dict(env, HOME=str(home))
+    result = subprocess.run([OPENSTACK] + list(args) + ['-f', 'json'],
+                            capture_output=True, text=True, timeout=120,
+                            env=env)
+    assert result.returncode == 0, '%s: %s%s' % (
+        ' '.join(args), result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
+@pytest.mark.skipif(OPENSTACK is None,
+                    reason='the openstack CLI is not installed (pip install '
+                           '-e .[client]), or set BERTH_OPENSTACK_CLI')
+def test_the_berth_cloud_entry_alone_drives_the_cli(serving, tmp_path):
+    """issue 20's Done-when 1: OS_CLOUD=berth and nothing else.
+
+    The five commands that needed overrides, a token and a microversion
+    before: compute, identity (quota show looks the project up),
+    availability zones (which asks the catalog for volume and network),
+    and two placement ones through osc-placement.
+    """
+    _proc, text, state_dir = serving
+    env = _cloud_environ(text)
+    assert env['OS_CLOUD'] == 'berth'
+    assert env['OS_CLIENT_CONFIG_FILE'] == str(state_dir / 'clouds.yaml')
+    home = tmp_path / 'home'
+    home.mkdir()
+    assert _openstack(env, home, 'server', 'list') == []
+    quota = {row['Resource']: row['Limit']
+             for row in _openstack(env, home, 'quota', 'show')}
+    assert quota['instances'] == 10 and quota['cores'] == 20, quota
+    zones = {row['Zone Name'] for row in _openstack(
+        env, home, 'availability', 'zone', 'list')}
+    assert zones == {'nova', 'internal'}, zones
+    providers = sorted(row['name'] for row in _openstack(
+        env, home, 'resource', 'provider', 'list'))
+    assert providers == ['compute0', 'compute1', 'compute2']
+    candidates = _openstack(env, home, 'allocation', 'candidate', 'list',
+                            '--resource', 'VCPU=1')
+    assert len(candidates) == 3, candidates
+    assert {row['allocation'] for row in candidates} == {'VCPU=1'}

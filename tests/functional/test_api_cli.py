@@ -6,7 +6,9 @@
 Every service runs as its own process (tests/functional/stack.py) on the
 real RabbitMQ and MariaDB: berth-api, berth-placement-api, berth-conductor,
 berth-scheduler and one berth-compute simulating three hosts. The CLI is
-invoked exactly as the README says::
+given a token and the endpoints directly, the way that needs no
+identity entry (the README's ``OS_CLOUD=berth`` way is
+test_all_in_one.py's)::
 
     OS_AUTH_TYPE=admin_token OS_TOKEN=admin \\
     OS_ENDPOINT=http://127.0.0.1:8774/v2.1 \\

@@ -36,6 +36,7 @@ import webob
 from services.api import handler as compute_handler
 from services.api.schemas import aggregates as agg_schema
 from services.api.schemas import flavors as flavor_schema
+from services.api.schemas import identity as identity_schema
 from services.api.schemas import images as image_schema
 from services.api.schemas import quota_sets as quota_schema
 from services.api.schemas import server_groups as group_schema
@@ -518,6 +519,7 @@ COMPUTE_SCHEMAS = {
     ('PUT', '/os-quota-sets/{project_id}'): quota_schema.UPDATE,
     ('POST', '/image/v2/images'): image_schema.CREATE,
     ('PATCH', '/image/v2/images/{image_id}'): image_schema.PATCH,
+    ('POST', '/identity/v3/auth/tokens'): identity_schema.CREATE_TOKEN,
 }
 IMAGE_CONTENT_TYPES = {
     ('PATCH', '/image/v2/images/{image_id}'):

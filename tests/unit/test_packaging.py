@@ -47,6 +47,18 @@ def test_setup_cfg_declares_entry_points():
     assert {'console_scripts', 'oslo.config.opts'} <= groups
 
 
+def test_client_extra_installs_the_cli_and_its_placement_plugin():
+    """``pip install -e .[client]`` (README) brings what OS_CLOUD needs."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(os.path.join(ROOT, 'setup.cfg'))
+    names = {line.split('>')[0].split('=')[0].strip() for line in parser.get(
+        'options.extras_require', 'client').splitlines() if line.strip()}
+    assert names == {'python-openstackclient', 'osc-placement'}
+    with open(os.path.join(ROOT, 'README.md')) as f:
+        readme = f.read()
+    assert '.venv/bin/pip install -e .[client]' in readme
+
+
 def test_common_conf_imports_from_installed_package(tmp_path):
     """``common.conf`` imports in a fresh interpreter away from the tree.
 

@@ -9,6 +9,8 @@ resource tracker last reported (vCPUs, RAM and disk, used and free,
 running VMs), the fields Nova shows up to 2.87.
 """
 
+import urllib.parse
+
 from common.db import compute_records
 from common.db import instance_records
 from services.api import cell_hosts
@@ -17,6 +19,9 @@ from services.api import policies
 from services.api import util
 
 UUID_VERSION = (2, 53)
+# NOTE: from 2.33 the lists are pages: at most [api] max_limit
+# hypervisors, and a ``hypervisors_links`` next link when a page is full.
+PAGING_VERSION = (2, 33)
 CPU_INFO_OBJECT_VERSION = (2, 28)
 
 
@@ -102,14 +107,38 @@ def _nodes(req):
         if marker not in ids:
             raise errors.BadRequest('marker [%s] not found' % marker)
         found = found[ids.index(marker) + 1:]
-    limit = util.query_int(req, 'limit')
+    limit = _limit(req)
     if limit is not None:
         found = found[:limit]
-    return ctx, found
+    return ctx, found, limit
+
+
+def _limit(req):
+    """The most hypervisors a page holds; None: no bound (before 2.33)."""
+    limit = util.query_int(req, 'limit')
+    if not util.at_least(req, PAGING_VERSION):
+        return limit
+    max_limit = util.conf(req).api.max_limit
+    return max_limit if limit is None else min(limit, max_limit)
+
+
+def _next_links(req, bodies, limit, detail):
+    """Nova's ``hypervisors_links``: a next link after a full page.
+
+    The link repeats the request's query with ``marker`` set to the last
+    hypervisor's id.
+    """
+    if not limit or len(bodies) != limit:
+        return None
+    query = [(k, v) for k, v in req.GET.items() if k != 'marker']
+    query.append(('marker', str(bodies[-1]['id'])))
+    path = ('os-hypervisors', 'detail') if detail else ('os-hypervisors',)
+    return [{'rel': 'next', 'href': '%s?%s' % (
+        util.self_link(req, *path), urllib.parse.urlencode(query))}]
 
 
 def _list(req, detail):
-    ctx, found = _nodes(req)
+    ctx, found, limit = _nodes(req)
     with_servers = util.query_bool(req, 'with_servers')
     cache = {}
     bodies = []
@@ -119,7 +148,12 @@ def _list(req, detail):
         if with_servers:
             body['servers'] = _servers(ctx, cell, node)
         bodies.append(body)
-    return util.json_response({'hypervisors': bodies})
+    answer = {'hypervisors': bodies}
+    if util.at_least(req, PAGING_VERSION):
+        links = _next_links(req, bodies, limit, detail)
+        if links:
+            answer['hypervisors_links'] = links
+    return util.json_response(answer)
 
 
 def list_hypervisors(req):

@@ -8,6 +8,8 @@ build requests and every cell (:mod:`services.api.server_lookup`),
 deletion picks the RPC or the local path (:mod:`services.api.deletion`).
 """
 
+import random
+
 from oslo_utils import strutils
 
 from common.db import instance_records
@@ -28,6 +30,10 @@ REQUESTED_DESTINATION_VERSION = (2, 74)
 SERVER_GROUPS_VERSION = (2, 71)
 _FILTERS = ('name', 'status', 'availability_zone', 'reservation_id',
             'node', 'image', 'flavor')
+# NOTE: digits, upper and lower case without the characters people
+# mistake for one another (0/O, 1/I/l), as Nova's generated passwords.
+PASSWORD_GROUPS = ('23456789', 'ABCDEFGHJKLMNPQRSTUVWXYZ',
+                   'abcdefghijkmnopqrstuvwxyz')
 
 
 def _all_tenants(req):
@@ -238,6 +244,27 @@ def _boot_request(req, body):
         pci_requests=boot.pci_for_boot(conf, flavor), limits=limits)
 
 
+def generate_password(length):
+    """A random password of ``length`` characters of PASSWORD_GROUPS.
+
+    One character of each group comes first (while ``length`` allows),
+    then any; the order is shuffled. The system's CSPRNG draws them all.
+    """
+    rng = random.SystemRandom()
+    chars = [rng.choice(group) for group in PASSWORD_GROUPS][:length]
+    alphabet = ''.join(PASSWORD_GROUPS)
+    chars += [rng.choice(alphabet) for _ in range(length - len(chars))]
+    rng.shuffle(chars)
+    return ''.join(chars)
+
+
+def _admin_password(conf, server):
+    """The request's adminPass, else a generated one (as Nova)."""
+    if 'adminPass' in server:
+        return server['adminPass']
+    return generate_password(conf.password_length)
+
+
 def create_server(req):
     """POST /servers: validate, record, cast to the conductor; 202.
 
@@ -255,12 +282,16 @@ def create_server(req):
         return util.json_response({'reservation_id': reservation},
                                   status=202)
     first = instances[0]
-    resp = util.json_response({'server': {
+    server = {
         'id': first.uuid,
         'links': util.links(req, 'servers', first.uuid),
         'OS-DCF:diskConfig': 'MANUAL',
         'security_groups': [{'name': 'default'}],
-    }}, status=202)
+    }
+    conf = util.conf(req)
+    if conf.api.enable_instance_password:
+        server['adminPass'] = _admin_password(conf, body['server'])
+    resp = util.json_response({'server': server}, status=202)
     resp.headers['Location'] = util.self_link(req, 'servers', first.uuid)
     return resp
 

@@ -97,6 +97,51 @@ def test_hypervisors(world):
     assert world.client.get(V + '/os-hypervisors', token='u:p')[0] == 403
 
 
+def _page(world, path, version='2.79'):
+    status, body, _r = world.client.get(path, version=version)
+    assert status == 200, body
+    ids = [h['id'] for h in body['hypervisors']]
+    return ids, body.get('hypervisors_links')
+
+
+def test_hypervisor_pages_link_to_the_next(world, override):
+    nodes = [world.add_host('node%d' % i) for i in range(5)]
+    order, links = _page(world, V + '/os-hypervisors')
+    assert sorted(order) == sorted(nodes) and links is None
+    # NOTE: a full page links to the next, which keeps the query.
+    seen = []
+    path = V + '/os-hypervisors/detail?limit=2&with_servers=true'
+    while path:
+        ids, links = _page(world, path)
+        seen += ids
+        if links is None:
+            break
+        [link] = links
+        assert link['rel'] == 'next'
+        assert link['href'].startswith('http://localhost/v2.1/os-'
+                                       'hypervisors/detail?limit=2&'
+                                       'with_servers=true&marker=')
+        assert link['href'].endswith('marker=%s' % ids[-1])
+        path = link['href'][len('http://localhost'):]
+    assert seen == order
+    # NOTE: the last page (5 = 2 + 2 + 1) is not full: no link; a page
+    # ending exactly at the end still links, as Nova's does.
+    _ids, links = _page(world, V + '/os-hypervisors?limit=5')
+    assert len(links) == 1
+    # NOTE: [api] max_limit bounds a page from 2.33, with or without limit.
+    override('max_limit', 3, group='api')
+    ids, links = _page(world, V + '/os-hypervisors?limit=4')
+    assert ids == order[:3]
+    assert links[0]['href'].endswith('limit=4&marker=%s' % order[2])
+    ids, links = _page(world, V + '/os-hypervisors')
+    assert ids == order[:3] and links
+    # NOTE: before 2.33 lists are not pages: no links, no max_limit.
+    ids, links = _page(world, V + '/os-hypervisors', version='2.32')
+    assert len(ids) == 5 and links is None
+    ids, links = _page(world, V + '/os-hypervisors?limit=2', version='2.32')
+    assert len(ids) == 2 and links is None
+
+
 def test_hypervisor_list_reads_each_cells_services_once(world, monkeypatch):
     world.add_host('node1')
     world.add_host('node2', age=3600)

@@ -149,6 +149,11 @@ TABLE = [
     # the noauth2 identity stand-in
     _row('GET', '/identity', ALL_200),
     _row('GET', '/identity/v3', ALL_200),
+    # NOTE: a token request needs no token; anyone may validate a token.
+    _row('POST', '/identity/v3/auth/tokens', _statuses(201, 201, 201, 201),
+         {'auth': {'identity': {'methods': ['password'], 'password': {
+             'user': {'name': 'u', 'password': 'p'}}}}}),
+    _row('GET', '/identity/v3/auth/tokens', ALL_200, 'subject'),
     _row('GET', '/identity/v3/projects', ALL_200),
     _row('GET', '/identity/v3/projects/{project_id}', ALL_200),
 ]
@@ -270,6 +275,8 @@ class Fixtures(object):
         if row.body == 'patch':
             patch = b'[{"op": "replace", "path": "/name", "value": "x"}]'
             return None, patch, {'Content-Type': _PATCH_TYPE}
+        if row.body == 'subject':
+            return None, None, {'X-Subject-Token': 'alice:projA'}
         if row.body == 'octets':
             return None, b'data', {
                 'Content-Type': 'application/octet-stream'}

@@ -15,6 +15,7 @@ from common.db import cells
 from common.db import instance_records
 from common.objects import instance as instance_obj
 from services.api import deletion
+from services.api.handlers import servers
 from services.api import quota
 from tests.unit.api import helpers
 from tests.unit.api.helpers import V
@@ -59,6 +60,43 @@ def test_boot_records_build_request_and_casts(world):
     # 1.8), so that the conductor need not read it back.
     [sent] = world.conductor.build_requests
     assert sent.to_primitive() == instance.to_primitive()
+
+
+def test_create_answers_admin_pass_as_nova(world, override):
+    flavor, image = _setup(world)
+    status, body = helpers.boot(world.client, flavor, image)
+    assert status == 202, body
+    generated = body['server']['adminPass']
+    assert len(generated) == 12
+    assert set(generated) <= set(''.join(servers.PASSWORD_GROUPS))
+    _s, again = helpers.boot(world.client, flavor, image, name='vm2')
+    assert again['server']['adminPass'] != generated
+    # NOTE: the caller's own password is the one answered.
+    _s, body = helpers.boot(world.client, flavor, image, name='vm3',
+                            adminPass='s3cret!')
+    assert body['server']['adminPass'] == 's3cret!'
+    override('password_length', 20)
+    _s, body = helpers.boot(world.client, flavor, image, name='vm4')
+    assert len(body['server']['adminPass']) == 20
+    override('enable_instance_password', False, group='api')
+    status, body = helpers.boot(world.client, flavor, image, name='vm5',
+                                adminPass='s3cret!')
+    assert status == 202
+    assert 'adminPass' not in body['server'], body
+    # NOTE: a reservation id answer has no server, so no password.
+    override('enable_instance_password', True, group='api')
+    _s, body = helpers.boot(world.client, flavor, image, name='vm6',
+                            return_reservation_id=True)
+    assert set(body) == {'reservation_id'}
+
+
+def test_generated_passwords_mix_every_group():
+    for length in (0, 1, 2, 3, 12, 64):
+        password = servers.generate_password(length)
+        assert len(password) == length
+        if length >= 3:
+            for group in servers.PASSWORD_GROUPS:
+                assert set(password) & set(group), (password, group)
 
 
 def test_multi_create_names_reservation_and_launch_index(world):
