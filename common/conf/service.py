@@ -11,6 +11,7 @@ config generator lists them through the ``oslo.messaging`` namespace.
 import socket
 
 from oslo_config import cfg
+from oslo_utils import netutils
 
 service_opts = [
     cfg.HostAddressOpt('host', default=socket.gethostname(),
@@ -22,6 +23,20 @@ Possible values:
 
 * A host name, FQDN or IP address unique among the services of one binary.
   It must match the compute node's ``host`` for berth-compute.
+"""),
+    cfg.StrOpt('my_ip', default=netutils.get_my_ipv4(),
+               sample_default='<host_ipv4>', help="""
+The IP address of this host, as Nova's ``[DEFAULT] my_ip``.
+
+berth-compute records it as its compute nodes' ``host_ip`` (shown by
+``hypervisor show``), which ``SimpleCIDRAffinityFilter`` compares with
+the ``build_near_host_ip`` scheduler hint. A virt driver that knows a
+node's address itself takes precedence.
+
+Possible values:
+
+* An IPv4 or IPv6 address; the default is the address of the interface
+  of the default route.
 """),
     cfg.IntOpt('report_interval', default=10, min=1, help="""
 Seconds between two heartbeats of a service to its service record.

@@ -311,6 +311,19 @@ class PlacementCalls(object):
         return self.get('/resource_providers/%s/inventories' % uuid,
                         version, context)
 
+    def get_provider_usages(self, context, uuid, *, version):
+        """``GET /resource_providers/{uuid}/usages``."""
+        return self.get('/resource_providers/%s/usages' % uuid, version,
+                        context)
+
+    def list_providers_with(self, context, resources, *, version):
+        """``GET /resource_providers?resources=``: the providers that could
+        each take ``resources`` ({class: amount}) now (1.4 on).
+        """
+        return self.get('/resource_providers?resources=' + ','.join(
+            '%s:%d' % (rc, n) for rc, n in sorted(resources.items())),
+            version, context)
+
     def put_inventories(self, context, uuid, generation, inventories, *,
                         version):
         """``PUT /resource_providers/{uuid}/inventories``.

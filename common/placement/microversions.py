@@ -29,6 +29,13 @@ CANDIDATES = '1.39'
 #: candidate's ``allocations``, never its ``mappings``.
 SCHEDULER_CLAIM = '1.38'
 
+#: The scheduler's reads on a failed request only, to name why placement
+#: found no candidate (services/scheduler/diagnosis.py): a provider's
+#: traits, inventories and usages, and ``GET /resource_providers?resources=``
+#: (1.4) for whether any provider could take an amount at all. 1.14, the
+#: nested-provider version the rest of the scheduler's reads assume.
+SCHEDULER_DIAGNOSIS = '1.14'
+
 # --- the compute agent (services/compute/report.py) --------------------------
 
 #: Every call of the agent's provider tree report: 1.37 to re-parent or

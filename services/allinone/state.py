@@ -104,12 +104,15 @@ def apply_defaults(conf, state, hosts):
         ('compute', 'compute_driver', 'fake'),
         # NOTE: the defaults plus the two filters the demo shows at work:
         # flavor extra specs against aggregate metadata (io=fast), and
-        # the NUMA fit of pinned CPUs.
+        # the NUMA fit of pinned CPUs; and SameHostFilter and
+        # DifferentHostFilter, as devstack enables them for Nova, so that
+        # the same_host / different_host hints a user tries work.
         ('filter_scheduler', 'enabled_filters', [
             'ComputeFilter', 'ComputeCapabilitiesFilter',
             'ImagePropertiesFilter', 'AggregateInstanceExtraSpecsFilter',
             'NUMATopologyFilter', 'ServerGroupAntiAffinityFilter',
-            'ServerGroupAffinityFilter']),
+            'ServerGroupAffinityFilter', 'SameHostFilter',
+            'DifferentHostFilter']),
         ('fake_driver', 'host_name_pattern', 'compute{index}'),
         # NOTE: half of each simulated host's CPUs for pinned guests, so
         # that a dedicated-CPU flavor has somewhere to go (PCPU inventory).

@@ -173,6 +173,10 @@ class ResourceTracker(object):
     def _update_node(self, ctxt, nodename, instances, started, seen_by_root,
                      placement):
         resources = self.driver.get_available_resource(self.host, nodename)
+        if not resources.host_ip:
+            # NOTE: the node's address is the host's, as in Nova; the
+            # scheduler's SimpleCIDRAffinityFilter reads it.
+            resources.host_ip = self.conf.my_ip
         with self.lock:
             node = self.nodes.setdefault(nodename, NodeState(nodename))
             self._rebuild(node, resources, instances, started)

@@ -72,8 +72,9 @@ class Explanation(object):
         requested), 1 by NUMATopologyFilter (does not fit)".
         """
         if self.placement_query is not None and not self.candidates:
-            return ('placement found no candidate for %s'
-                    % self.placement_query)
+            # NOTE: the notes name the likely cause (see diagnosis).
+            return '; '.join(['placement found no candidate for %s'
+                              % self.placement_query] + self.notes)
         by_filter = collections.OrderedDict()
         for item in self.rejections.values():
             by_filter.setdefault(item['filter'], []).append(item['reason'])

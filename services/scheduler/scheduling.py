@@ -26,8 +26,10 @@ import logging
 from common.conf import CONF
 from common import exception
 from services.scheduler import answer_snapshot
+from services.scheduler import diagnosis
 from services.scheduler import explanation as explanation_mod
 from services.scheduler import filters as filters_mod
+from services.scheduler import hints as hints_mod
 from services.scheduler import placing
 from services.scheduler import request_filter
 from services.scheduler import reservations as reservations_mod
@@ -74,6 +76,9 @@ class Scheduler(object):
         self.placer = placing.Placer(placement, self.reservations)
         self.filters = filters
         self.weighers = weighers
+        # NOTE: what reads the hints (see hints); fixed for the process.
+        self.enabled = {type(obj).__name__ for obj in
+                        list(filters) + list(weighers)}
         self.notifier = notifier
 
     def _notify(self, context, event, spec):
@@ -107,7 +112,9 @@ class Scheduler(object):
         """(selections, Explanation): the pipeline, run a second time on
         an answer of its own when a shared answer found no host.
         """
+        ignored = hints_mod.ignored(spec, self.enabled)
         record = explanation_mod.Explanation()
+        record.notes.extend(ignored)
         try:
             return self._schedule(context, placing.Request(
                 spec, instance_uuids, return_alternates, dry_run),
@@ -121,6 +128,7 @@ class Scheduler(object):
         LOG.debug('No host in a shared placement answer; asking placement '
                   'again')
         record = explanation_mod.Explanation()
+        record.notes.extend(ignored)
         return self._schedule(context, placing.Request(
             spec, instance_uuids, return_alternates, dry_run),
             record, reuse=False), record
@@ -134,7 +142,7 @@ class Scheduler(object):
         """
         query = self._request_filters(context, request.spec, record)
         snapshot_at, answer = self._placement_query(context, query, record,
-                                                    reuse)
+                                                    reuse, request.spec)
         with record.timed('host_states'):
             snapshot = self.snapshots.of(answer, snapshot_at)
             self.host_manager.refresh(context, snapshot.compute_uuids)
@@ -155,6 +163,10 @@ class Scheduler(object):
                 break
             self.placer.consume(request, host, record)
         if len(request.claimed) < request.num:
+            if not record.hosts:
+                # NOTE: outside the decision lock: it reads placement.
+                self._forced_missing(context, query, snapshot,
+                                     request.spec, record)
             self.placer.give_up(context, request, hosts, record)
         record.selected = [[h.host, h.nodename] for h, _r in request.claimed]
         return self.placer.selections(request, weighed, snapshot)
@@ -173,9 +185,10 @@ class Scheduler(object):
         record.placement_query = query.describe()
         return query
 
-    def _placement_query(self, context, query, record, reuse):
+    def _placement_query(self, context, query, record, reuse, spec):
         """(snapshot time, answer) of ``query``, shared when possible;
-        NoValidHost when placement has no candidate.
+        NoValidHost when placement has no candidate, with the likely cause
+        (see diagnosis; read only then).
         """
         with record.timed('placement_query'):
             snapshot_at, answer, shared = self.queries.get(
@@ -186,6 +199,12 @@ class Scheduler(object):
             LOG.info('Got no allocation candidates from the Placement API. '
                      'This could be due to insufficient resources or a '
                      'temporary occurrence as compute nodes start up.')
+            if not shared:
+                # NOTE: an empty shared answer is asked again (see
+                # _select); the cause is read for that answer.
+                with record.timed('diagnosis'):
+                    record.notes.extend(diagnosis.no_candidates(
+                        self.placement, context, query, spec))
             raise NoValidHost(reason=record.summary(),
                               explanation=record.to_dict())
         return snapshot_at, answer
@@ -201,6 +220,17 @@ class Scheduler(object):
             hosts = self._restrict(hosts, request.spec, record)
         record.hosts = len(hosts)
         return hosts
+
+    def _forced_missing(self, context, query, snapshot, spec, record):
+        """Say why forced hosts placement did not offer are missing
+        (only when none is left; see diagnosis).
+        """
+        if not spec.force_hosts:
+            return
+        with record.timed('diagnosis'):
+            record.notes.extend(diagnosis.forced_hosts_missing(
+                self.placement, context, query, spec, self.host_manager,
+                set(snapshot.compute_uuids)))
 
     def _restrict(self, hosts, spec, record):
         """Apply ignore/force hosts and nodes and a requested cell."""

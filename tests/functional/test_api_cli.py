@@ -25,6 +25,7 @@ import os
 import subprocess
 import time
 
+from oslo_utils import netutils
 import pytest
 
 from tests.functional.placement.conftest import database_servers  # noqa
@@ -215,6 +216,16 @@ def test_services_and_hypervisors(cloud):
     assert services[HOSTS[1]]['Status'] == 'disabled'
     assert services[HOSTS[1]]['State'] == 'down'
     assert services[HOSTS[1]]['Disabled Reason'] == 'maintenance'
+    # NOTE: a boot forced onto the disabled host fails, and the fault
+    # names the trait that removed it.
+    osc.run('server', 'create', '--flavor', 'tiny', '--image', 'cirros',
+            '--availability-zone', 'nova:%s' % HOSTS[1], 'onto-disabled')
+    failed = _wait(osc, 'onto-disabled', 'ERROR')
+    fault = failed['fault']['message'] + failed['fault'].get('details', '')
+    assert 'No valid host' in fault
+    assert ('forced host %s is disabled: its provider has the '
+            'COMPUTE_STATUS_DISABLED trait' % HOSTS[1]) in fault
+    osc.run('server', 'delete', '--wait', 'onto-disabled')
     osc.run('compute', 'service', 'set', '--enable', '--up', HOSTS[1],
             'berth-compute')
     hypervisors = osc.json('hypervisor', 'list')
@@ -222,4 +233,6 @@ def test_services_and_hypervisors(cloud):
         HOSTS)
     shown = osc.json('hypervisor', 'show', HOSTS[0])
     assert shown['vcpus'] == HOST_VCPUS
+    # NOTE: the compute records its [DEFAULT] my_ip, as Nova's does.
+    assert shown['host_ip'] == netutils.get_my_ipv4()
     assert shown['service_host'] == HOSTS[0]

@@ -218,6 +218,31 @@ def test_configure_writes_options_berth_knows(tmp_path):
     assert conf.placement.endpoint_override == 'http://10.0.0.5:8778'
 
 
+def test_same_and_different_host_filters_are_on(tmp_path):
+    """Berth's default filters plus the two devstack enables for Nova;
+    BERTH_FILTERS overrides the list.
+    """
+    from oslo_config import cfg
+
+    from common.conf import opts
+
+    (tmp_path / 'a').mkdir()
+    (tmp_path / 'b').mkdir()
+    lines = _run_plugin(tmp_path / 'a', 'stack post-config')
+    conf, _sections = _berth_conf(tmp_path / 'a', lines('iniset'))
+    defaults = cfg.ConfigOpts()
+    opts.register_all(defaults)
+    defaults([])
+    enabled = conf.filter_scheduler.enabled_filters
+    assert enabled[:len(defaults.filter_scheduler.enabled_filters)] == (
+        defaults.filter_scheduler.enabled_filters)
+    assert enabled[-2:] == ['SameHostFilter', 'DifferentHostFilter']
+    lines = _run_plugin(tmp_path / 'b', 'stack post-config',
+                        BERTH_FILTERS='ComputeFilter')
+    conf, _sections = _berth_conf(tmp_path / 'b', lines('iniset'))
+    assert conf.filter_scheduler.enabled_filters == ['ComputeFilter']
+
+
 def test_stack_extra_initializes_then_starts_everything(tmp_path):
     """Databases, syncs and cells first; then each service, then hosts."""
     lines = _run_plugin(tmp_path, 'stack post-config', 'stack extra')

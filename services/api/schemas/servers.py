@@ -32,8 +32,13 @@ SCHEDULER_HINTS = {
         'different_cell': {'oneOf': [
             {'type': 'string'}, {'type': 'array',
                                  'items': {'type': 'string'}}]},
-        'build_near_host_ip': {'type': 'string', 'format': 'ipv4'},
-        'cidr': {'type': 'string', 'pattern': r'^/[0-9]{1,2}$'},
+        # NOTE: SimpleCIDRAffinityFilter's hints, validated as Nova does:
+        # an IPv4 or IPv6 address, and a prefix length or netmask after a
+        # slash (``/24``, ``/255.255.255.0``, ``/64``).
+        'build_near_host_ip': {'type': 'string',
+                               'oneOf': [{'format': 'ipv4'},
+                                         {'format': 'ipv6'}]},
+        'cidr': {'type': 'string', 'pattern': '^/[0-9a-f.:]+$'},
     },
     # NOTE: out-of-tree filters read hints of their own; Nova passes any.
     'additionalProperties': True,

@@ -11,6 +11,7 @@ LOG = logging.getLogger(__name__)
 
 CANDIDATES_VERSION = microversions.CANDIDATES
 CLAIM_VERSION = microversions.SCHEDULER_CLAIM
+DIAGNOSIS_VERSION = microversions.SCHEDULER_DIAGNOSIS
 
 
 class ClaimRefused(Exception):
@@ -87,3 +88,40 @@ class SchedulerPlacementClient(object):
                         consumer_uuid, resp.status, resp.error_detail())
             return False
         return True
+
+    # NOTE: the reads below run only when a request found no host, to say
+    # why (see services/scheduler/diagnosis.py); None when placement did
+    # not answer them.
+
+    def _read(self, context, call, *args):
+        resp = call(context, *args, version=DIAGNOSIS_VERSION)
+        if not resp.ok:
+            LOG.debug('GET %s answered %d: %s', resp.url, resp.status,
+                      resp.error_detail())
+            return None
+        return resp.body
+
+    def provider_traits(self, context, uuid):
+        """The set of traits of provider ``uuid``, or None."""
+        body = self._read(context, self.client.get_provider_traits, uuid)
+        return None if body is None else set(body['traits'])
+
+    def provider_inventories(self, context, uuid):
+        """{class: inventory} of provider ``uuid``, or None."""
+        body = self._read(context, self.client.get_inventories, uuid)
+        return None if body is None else body['inventories']
+
+    def provider_usages(self, context, uuid):
+        """{class: amount used} of provider ``uuid``, or None."""
+        body = self._read(context, self.client.get_provider_usages, uuid)
+        return None if body is None else body['usages']
+
+    def providers_with(self, context, resources):
+        """The uuids of the providers that could each take ``resources``
+        ({class: amount}) now, or None.
+        """
+        body = self._read(context, self.client.list_providers_with,
+                          resources)
+        if body is None:
+            return None
+        return [rp['uuid'] for rp in body['resource_providers']]

@@ -11,6 +11,7 @@ from common import context
 from common.numa import topology
 from services.compute import usage
 from services.scheduler.filters import numa_topology_filter
+from services.scheduler.filters import simple_cidr_affinity_filter
 from services.scheduler.sources import records
 from tests.unit.compute import fakes
 from tests.unit.scheduler import fakes as scheduler_fakes
@@ -269,3 +270,24 @@ def test_a_failing_host_does_not_stop_the_others(make_agent, caplog):
     result = agent.update_all()
     assert (result.failed_hosts, result.nodes) == (1, 1)
     assert 'Error updating resources of host cn-0' in caplog.text
+
+
+def test_record_carries_my_ip_as_host_ip(make_agent, conf):
+    """[DEFAULT] my_ip becomes the node's host_ip, which the scheduler's
+    SimpleCIDRAffinityFilter compares with build_near_host_ip.
+    """
+    conf.config(my_ip='192.0.2.7')
+    agent = make_agent()
+    agent.start()
+    agent.update_all()
+    values = agent.conductor.nodes[('cn', 'cn')]
+    assert values['host_ip'] == '192.0.2.7'
+    state, _count = records.to_host_state(_row(values), None, {'up': True})
+    assert state.host_ip == '192.0.2.7'
+    cidr = simple_cidr_affinity_filter.SimpleCIDRAffinityFilter()
+    near = scheduler_fakes.spec(scheduler_hints={
+        'build_near_host_ip': ['192.0.2.200']})
+    far = scheduler_fakes.spec(scheduler_hints={
+        'build_near_host_ip': ['198.51.100.1']})
+    assert cidr.host_passes(state, near)
+    assert not cidr.host_passes(state, far)
