@@ -13,20 +13,20 @@ import urllib.parse
 
 import pytest
 
-from common import context
 from common.conf import CONF
+from common import context
 from common.objects import flavor as flavor_obj
 from common.objects import request_spec as spec_obj
+from common.placement import client as placement_client
 from services.compute import build
 from services.compute import pci_tracker
 from services.compute import provider_tree
 from services.compute.virt import fake
-from common.placement import client as placement_client
+from services.scheduler.client import placement as scheduler_placement
 from services.scheduler import host_manager
 from services.scheduler import loading
 from services.scheduler import request_filter
 from services.scheduler import scheduling
-from services.scheduler.client import placement as scheduler_placement
 from tests.unit.scheduler import fakes as scheduler_fakes
 
 CTXT = context.get_admin_context()
