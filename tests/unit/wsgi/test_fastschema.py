@@ -123,11 +123,17 @@ def _generate(rng, schema, depth=0):
             for _ in range(rng.randint(0, 2)):
                 key = _string(rng, {'pattern': pattern})
                 doc[key] = _generate(rng, sub, depth + 1)
+        extra = schema.get('additionalProperties')
+        if isinstance(extra, dict):
+            least = max(0, schema.get('minProperties', 0) - len(doc))
+            for _ in range(rng.randint(least, least + 2)):
+                doc[_string(rng, {})] = _generate(rng, extra, depth + 1)
         return doc
     if kind == 'array':
         items = schema.get('items', {'type': 'string'})
+        least = schema.get('minItems', 0)
         return [_generate(rng, items, depth + 1)
-                for _ in range(rng.randint(0, 3))]
+                for _ in range(rng.randint(least, least + 3))]
     if kind == 'string':
         return _string(rng, schema)
     if kind in ('integer', 'number'):
