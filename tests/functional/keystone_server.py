@@ -124,7 +124,8 @@ def ensure_venv(venv=None):
     if result.returncode != 0:
         raise scheduler_env.EnvironmentUnavailable(
             'cannot install %s from PyPI into %s:\n%s' % (
-                ' '.join(requirements()), venv, result.stderr[-2000:]))
+                ' '.join(requirements()), venv,
+                '\n'.join(result.stderr.strip().splitlines()[-3:])))
     with open(marker, 'w') as f:
         f.write(wanted)
     return venv, time.monotonic() - started
