@@ -185,11 +185,11 @@ class RabbitVhost(object):
 class Placement(object):
     """Admin HTTP access to the environment's placement (noauth2)."""
 
-    def __init__(self, url):
+    def __init__(self, url, token='admin'):
         self.url = url
         self.http = httpx.Client(
             base_url=url, timeout=30,
-            headers={'x-auth-token': 'admin',
+            headers={'x-auth-token': token,
                      'openstack-api-version': PLACEMENT_VERSION,
                      'accept': 'application/json'})
 

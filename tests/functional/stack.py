@@ -257,6 +257,9 @@ def host_of(server):
 class Stack(object):
     """A full deployment; see the module docstring."""
 
+    # The token of the admin clients (noauth2's; a real one with Keystone).
+    admin_token = 'admin'
+
     def __init__(self, make_database, hosts=4, kind=None, workdir=None,
                  rabbit_url=scheduler_env.RABBIT_URL, extra_conf=None):
         """
@@ -373,11 +376,12 @@ class Stack(object):
     def start(self):
         """Start every service; return once the API lists every host."""
         self.start_service('berth-placement-api')
-        self.placement = scheduler_env.Placement(self.placement_url)
+        self.placement = scheduler_env.Placement(self.placement_url,
+                                                 self.admin_token)
         for binary in RPC_SERVICES:
             self.start_service(binary)
         self.start_service('berth-api')
-        self.compute = ComputeClient(self.api_url)
+        self.compute = ComputeClient(self.api_url, self.admin_token)
         self.wait_for_hosts()
         return self
 

@@ -29,7 +29,8 @@ def database_server(servers, kind):
 
 
 @contextlib.contextmanager
-def deployed(database_servers, kind, workdir, seed=None, **kwargs):
+def deployed(database_servers, kind, workdir, seed=None,
+             stack_class=stack_mod.Stack, **kwargs):
     """A started Stack on ``kind``'s server, stopped on exit.
 
     The broker is held shared for the stack's life: tests that restart
@@ -38,13 +39,14 @@ def deployed(database_servers, kind, workdir, seed=None, **kwargs):
     does not come up fails with its services' logs.
 
     :param seed: ``seed(stack)``, run once the stack is up.
+    :param stack_class: :class:`stack.Stack` or a subclass of it.
     :param kwargs: for :class:`stack.Stack` (hosts, extra_conf...).
     """
     rabbit.check()
     server = database_server(database_servers, kind)
     with rabbit.broker_lock():
-        deployment = stack_mod.Stack(server.create, kind=kind,
-                                     workdir=workdir, **kwargs)
+        deployment = stack_class(server.create, kind=kind, workdir=workdir,
+                                 **kwargs)
         try:
             deployment.setup()
             deployment.start()
