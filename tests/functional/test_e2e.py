@@ -76,6 +76,10 @@ def _seed(deployment):
         'pinned': api.create_flavor(
             'pinned', vcpus=2, ram=1024, disk=1,
             extra_specs={'hw:cpu_policy': 'dedicated'}),
+        'pinned-isolated-emulator': api.create_flavor(
+            'pinned-isolated-emulator', vcpus=2, ram=1024, disk=1,
+            extra_specs={'hw:cpu_policy': 'dedicated',
+                         'hw:emulator_threads_policy': 'isolate'}),
         'big-ram': api.create_flavor('big-ram', vcpus=1,
                                      ram=HOST_MEMORY_MB // 4 * 3, disk=1),
     }
@@ -178,6 +182,19 @@ def test_dedicated_cpu_flavor_is_pinned(stack, boot):
     for per_provider in allocations.values():
         resources.update(per_provider)
     assert resources.get('PCPU') == 2
+    assert 'VCPU' not in resources
+
+
+def test_isolated_emulator_threads_take_one_more_pcpu(stack, boot):
+    # NOTE: as Nova: 2 dedicated vCPUs and their emulator threads on a
+    # pCPU of their own are PCPU 3 in placement (doc/behaviours.md
+    # §numa-constraints).
+    server = boot('pinned-isolated-emulator', zone='nova')
+    assert server['status'] == 'ACTIVE', server.get('fault')
+    resources = {}
+    for per_provider in _allocations(stack, server['id']).values():
+        resources.update(per_provider)
+    assert resources.get('PCPU') == 3
     assert 'VCPU' not in resources
 
 
