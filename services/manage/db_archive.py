@@ -93,8 +93,8 @@ class _Progress(object):
             return
         self._last = now
         tables = ', '.join('%s: %d' % item for item in sorted(totals.items()))
-        print('Archiving: %d rows so far (%s)' % (sum(totals.values()),
-                                                   tables), flush=True)
+        total = sum(totals.values())
+        print('Archiving: %d rows so far (%s)' % (total, tables), flush=True)
 
 
 def _add(totals, prefix, counts):
