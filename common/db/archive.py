@@ -62,11 +62,6 @@ class Batch(object):
     counts: dict = dataclasses.field(default_factory=dict)
     instance_uuids: list = dataclasses.field(default_factory=list)
 
-    @property
-    def total(self):
-        """Rows moved in the cell database."""
-        return sum(self.counts.values())
-
 
 def _deleted(table, before):
     condition = table.c.deleted != 0
