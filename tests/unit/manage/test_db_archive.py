@@ -4,6 +4,8 @@
 """``berth-manage db archive_deleted_rows`` and ``db purge`` on SQLite."""
 
 import argparse
+import subprocess
+import sys
 
 import pytest
 import sqlalchemy as sa
@@ -298,9 +300,19 @@ def test_parse_before_is_naive_utc():
 
 def test_cli_wiring(tmp_path):
     """berth-manage db archive_deleted_rows/purge parse their options."""
-    from services.manage import main
     conf = tmp_path / 'berth.conf'
     conf.write_text('[DEFAULT]\n')
-    assert main.main(['--config-file', str(conf), 'db', 'purge']) == 1
-    assert main.main(['--config-file', str(conf), 'db',
-                      'archive_deleted_rows', '--max_rows', '5']) == 3
+
+    def manage(*args):
+        # NOTE: its own process: berth-manage parses the global CONF.
+        return subprocess.run(
+            [sys.executable, '-m', 'services.manage.main',
+             '--config-file', str(conf), 'db'] + list(args),
+            capture_output=True, text=True, timeout=120)
+    result = manage('purge')
+    assert result.returncode == 1, result.stderr
+    assert 'Must supply --before or --all' in result.stdout
+    result = manage('archive_deleted_rows', '--max_rows', '5',
+                    '--until-complete', '--before', '2020-01-01')
+    assert result.returncode == 3, result.stderr
+    assert 'Failed to connect to API DB' in result.stdout
