@@ -202,3 +202,22 @@ instance_actions_events = sa.Table(
     # up.
     sa.Index('instance_actions_events_action_id_idx', 'action_id'),
 )
+
+
+def _shadow(table):
+    # NOTE: no primary key, no unique constraint, no foreign key: SQLite
+    # (and MariaDB before 10.2.4) hand the id of a deleted newest row out
+    # again, so an archived id may be archived a second time; the shadow
+    # copy keeps both rather than failing the archive.
+    columns = [sa.Column(c.name, c.type, nullable=c.nullable
+                         and not c.primary_key) for c in table.columns]
+    return sa.Table('shadow_' + table.name, metadata, *columns,
+                    sa.Index('shadow_%s_id_idx' % table.name, 'id'))
+
+
+# NOTE: the archive (``berth-manage db archive_deleted_rows``, see
+# doc/operations.md) moves soft-deleted rows and the rows that belong to
+# them to these copies, which ``db purge`` empties.
+ARCHIVED = (services, compute_nodes, instances, instance_faults,
+            instance_actions, instance_actions_events)
+shadow_tables = {table.name: _shadow(table) for table in ARCHIVED}

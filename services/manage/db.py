@@ -8,6 +8,8 @@
                                 revision
     berth-manage db version     print the schema revision of
                                 [database] connection
+    berth-manage db archive_deleted_rows / db purge
+                                see :mod:`services.manage.db_archive`
 
 The cells come from the api database's cell mappings, so on a new
 deployment run ``api_db sync`` first; before any cell is mapped only
@@ -17,6 +19,7 @@ deployment run ``api_db sync`` first; before any cell is mapped only
 import logging
 
 from common.db import cells
+from services.manage import db_archive
 
 LOG = logging.getLogger(__name__)
 
@@ -59,3 +62,4 @@ def add_parsers(subparsers):
         'version', help='Print the schema revision of [database] '
                         'connection.'
     ).set_defaults(action_fn=version)
+    db_archive.add_commands(commands)
