@@ -6,6 +6,8 @@
     berth-manage db sync        upgrade cell0, every mapped cell and
                                 [database] connection to the newest
                                 revision
+    berth-manage db online_data_migrations [--max-count N]
+                                see services.manage.data_migrations
     berth-manage db version     print the schema revision of
                                 [database] connection
 
@@ -17,6 +19,7 @@ deployment run ``api_db sync`` first; before any cell is mapped only
 import logging
 
 from common.db import cells
+from services.manage import data_migrations
 
 LOG = logging.getLogger(__name__)
 
@@ -59,3 +62,5 @@ def add_parsers(subparsers):
         'version', help='Print the schema revision of [database] '
                         'connection.'
     ).set_defaults(action_fn=version)
+    data_migrations.add_parser(commands,
+                               data_migrations.db_online_data_migrations)
