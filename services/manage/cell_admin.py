@@ -109,9 +109,12 @@ def update_cell(conf):
     cell = _cell_or_none(api, args.cell_uuid)
     if cell is None:
         return 1
+    # NOTE: read before register_opts: oslo.config refuses the command's
+    # argument once an option of the same name is registered.
+    given_url = args.transport_url
     rpc.register_opts(conf)
     transport_url = _url_or_configured(
-        args.transport_url, conf.transport_url, '[DEFAULT]/transport_url',
+        given_url, conf.transport_url, '[DEFAULT]/transport_url',
         '--transport-url')
     connection = _url_or_configured(
         args.database_connection, conf.database.connection,
