@@ -13,6 +13,7 @@ from common.db import instance_records
 from common import rpc
 from services.manage import cell_admin
 from services.manage import cell_v2
+from services.scheduler.sources import database as db_source
 from tests.unit.conductor import fakes
 from tests.unit.db import records_fixtures as fx
 
@@ -65,6 +66,18 @@ def test_update_cell_disable_enable_and_rename(manage, world, capsys):
     assert cell.transport_url == 'fake://'
     assert _update(manage, CELL1, enable=True) == 0
     assert capsys.readouterr().out == 'Cell %s is already enabled\n' % CELL1
+
+
+def test_the_scheduler_skips_a_disabled_cell(manage, world):
+    def cell_uuids():
+        source = db_source.DatabaseHostSource(
+            api_database=world.api, cell_databases=world.registry)
+        return [uuid for uuid, _db in source.cells(fx.ctxt())]
+    assert cell_uuids() == [CELL1]
+    assert _update(manage, CELL1, disable=True) == 0
+    assert cell_uuids() == []
+    assert _update(manage, CELL1, enable=True) == 0
+    assert cell_uuids() == [CELL1]
 
 
 def test_update_cell_exit_codes(manage, world, capsys):
