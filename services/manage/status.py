@@ -276,9 +276,13 @@ class Checks(upgradecheck.UpgradeCommands):
                           'defaults apply.')
         # NOTE: a private ConfigOpts, so that the check reads exactly this
         # file (no policy_dirs) whatever the caller's conf holds.
+        # (Not policy_opts.set_defaults: it changes the shared options'
+        # defaults for every ConfigOpts in the process.)
         policy_conf = cfg.ConfigOpts()
-        policy_opts.set_defaults(policy_conf, policy_file=path)
         policy_conf([], default_config_files=[], default_config_dirs=[])
+        for group, opts in policy_opts.list_opts():
+            policy_conf.register_opts(opts, group=group)
+        policy_conf.set_override('policy_file', path, group='oslo_policy')
         policy_conf.set_override('policy_dirs', [], group='oslo_policy')
         enforcer = oslo_policy.Enforcer(policy_conf, policy_file=path)
         enforcer.register_defaults(api_policies.list_rules())
