@@ -13,6 +13,7 @@
     cell_v2 list_hosts [--cell_uuid U]
     cell_v2 map_instances --cell_uuid U [--max-count N] [--reset]
     cell_v2 delete_host --cell_uuid U --host H
+    cell_v2 update_cell, delete_cell, verify_instance   (see cell_admin)
 
 Option names, messages and exit codes are nova-manage's, so runbooks
 (doc/behaviours.md §cells) carry over. One difference: ``simple_cell_setup``
@@ -41,6 +42,7 @@ from common.db import discovery
 from common.db import instance_records
 from common import exception
 from common import rpc
+from services.manage import cell_admin
 from services.manage import output
 
 LOG = logging.getLogger(__name__)
@@ -415,3 +417,5 @@ def add_parsers(subparsers):
     cmd.add_argument('--cell_uuid', dest='cell_uuid', required=True)
     cmd.add_argument('--host', required=True)
     cmd.set_defaults(action_fn=delete_host)
+
+    cell_admin.add_parsers(commands)

@@ -6,6 +6,8 @@
     berth-manage db sync        upgrade cell0, every mapped cell and
                                 [database] connection to the newest
                                 revision
+    berth-manage db online_data_migrations [--max-count N]
+                                see services.manage.data_migrations
     berth-manage db version     print the schema revision of
                                 [database] connection
     berth-manage db archive_deleted_rows / db purge
@@ -19,6 +21,7 @@ deployment run ``api_db sync`` first; before any cell is mapped only
 import logging
 
 from common.db import cells
+from services.manage import data_migrations
 from services.manage import db_archive
 
 LOG = logging.getLogger(__name__)
@@ -63,3 +66,5 @@ def add_parsers(subparsers):
                         'connection.'
     ).set_defaults(action_fn=version)
     db_archive.add_commands(commands)
+    data_migrations.add_parser(commands,
+                               data_migrations.db_online_data_migrations)

@@ -7,6 +7,10 @@
                                         revision and load the standard
                                         resource classes and traits
     berth-manage placement db version   print the schema revision
+    berth-manage placement db stamp VERSION
+                                        record VERSION as the schema
+                                        revision without migrating
+    berth-manage placement db online_data_migrations [--max-count N]
     berth-manage placement heal_allocations [--max-count N] [--verbose]
                  [--dry-run] [--instance UUID] [--cell UUID] [--force]
     berth-manage placement audit [--verbose] [--delete]
@@ -18,12 +22,20 @@ api and cell databases; see placement_heal and placement_audit.
 """
 
 import logging
+import os
 
+from alembic import command as alembic_command
+from alembic import config as alembic_config
+from alembic import util as alembic_util
+
+from services.manage import data_migrations
 from services.manage import placement_audit
 from services.manage import placement_heal
 from services.placement.db import api as db_api
 
 LOG = logging.getLogger(__name__)
+
+MIGRATIONS = os.path.join(os.path.dirname(db_api.__file__), 'migrations')
 
 
 def db_sync(conf):
@@ -46,6 +58,29 @@ def db_version(conf):
     return 0
 
 
+def db_stamp(conf):
+    """Record a schema revision without running any migration.
+
+    For a database whose schema was made another way (restored from a
+    dump of a known revision).
+
+    :returns: 0 stamped, 1 unknown revision.
+    """
+    version = conf.category.version
+    db_api.configure(conf)
+    cfg = alembic_config.Config()
+    cfg.set_main_option('script_location', MIGRATIONS)
+    try:
+        with db_api.placement_db.engine().begin() as connection:
+            cfg.attributes['connection'] = connection
+            alembic_command.stamp(cfg, version)
+    except alembic_util.CommandError as exc:
+        print('Cannot stamp the placement database with %s: %s'
+              % (version, exc))
+        return 1
+    return 0
+
+
 def add_parsers(subparsers):
     """Add ``placement`` and its commands to berth-manage's parser."""
     placement = subparsers.add_parser(
@@ -62,6 +97,14 @@ def add_parsers(subparsers):
     version = commands.add_parser(
         'version', help='Print the schema revision.')
     version.set_defaults(action_fn=db_version)
+    stamp = commands.add_parser(
+        'stamp', help='Record VERSION as the schema revision; run no '
+                      'migration.')
+    stamp.add_argument('version', metavar='VERSION',
+                       help='An alembic revision, or "head".')
+    stamp.set_defaults(action_fn=db_stamp)
+    data_migrations.add_parser(
+        commands, data_migrations.placement_online_data_migrations)
 
     heal = groups.add_parser(
         'heal_allocations',

@@ -54,6 +54,12 @@ ALLOWED = {
         'expects an instance to hold',
     ('services.manage.placement_heal', 'services.conductor.allocations'):
         'healing writes allocations the way the conductor does',
+    ('services.manage.status', 'services.api.policies'):
+        '"berth-status upgrade check" validates the policy file against '
+        'the compute API\'s rules',
+    ('services.manage.status', 'services.placement.db.api'):
+        '"berth-status upgrade check" compares the placement schema with '
+        'its newest revision, which only its db package knows',
     ('services.manage.scheduler', 'services.api.images'):
         '"scheduler explain --image" resolves an image the way a boot does '
         '(Glance or the built-in catalog)',

@@ -21,6 +21,7 @@ CALLERS = [
     'services/conductor/allocations.py',
     'services/manage/placement_audit.py',
     'services/manage/placement_heal.py',
+    'services/manage/status.py',
     'services/scheduler/client/placement.py',
 ]
 _LITERAL = re.compile(r'''['"]1\.\d+['"]''')

@@ -38,11 +38,13 @@ def world(tmp_path):
 @pytest.fixture
 def manage(world, monkeypatch):
     """``manage(module, function, category, **args)`` -> exit code."""
+    from services.manage import cell_admin
     from services.manage import cell_v2
     from services.manage import placement_audit
     from services.manage import placement_heal
     from services.manage import scheduler
-    for module in (cell_v2, placement_audit, placement_heal, scheduler):
+    for module in (cell_admin, cell_v2, placement_audit, placement_heal,
+                   scheduler):
         monkeypatch.setattr(module, '_api', lambda conf: world.api)
     for module in (placement_audit, placement_heal):
         monkeypatch.setattr(module, '_placement',
