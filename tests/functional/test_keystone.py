@@ -28,8 +28,8 @@ import time
 import httpx
 import pytest
 
-from tests.functional.placement.conftest import database_servers  # noqa
 from tests.functional import keystone_server
+from tests.functional.placement.conftest import database_servers  # noqa
 from tests.functional import placement_server
 from tests.functional import scheduler_env
 from tests.functional import skips
