@@ -193,6 +193,19 @@ def retry_conflicts(attempt, attempts, what):
     raise GenerationConflict(what, attempts, answer)
 
 
+def retry_conflicts_or_warn(attempt, attempts, what, log):
+    """:func:`retry_conflicts`, but give up with a warning, not an error.
+
+    For writes a later run repairs (a periodic report, an aggregate
+    mirror): running out of tries is logged on ``log`` and answered False.
+    """
+    try:
+        return retry_conflicts(attempt, attempts, what)
+    except GenerationConflict as exc:
+        log.warning('%s', exc)
+        return False
+
+
 class PlacementCalls(object):
     """Placement's resources as methods, each one request over
     :meth:`request`.

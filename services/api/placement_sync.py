@@ -190,12 +190,9 @@ def _set_trait(ctxt, api, provider_uuid, trait, present):
             sorted(wanted), version=version)
         return put if put.status == 409 else put.ok
 
-    try:
-        return placement_client.retry_conflicts(
-            attempt, CONFLICT_RETRIES, 'traits of provider %s' % provider_uuid)
-    except placement_client.GenerationConflict as exc:
-        LOG.warning('%s', exc)
-        return False
+    return placement_client.retry_conflicts_or_warn(
+        attempt, CONFLICT_RETRIES, 'traits of provider %s' % provider_uuid,
+        LOG)
 
 
 def set_disabled(ctxt, conf, node_uuids, disabled):

@@ -276,12 +276,8 @@ class ReportClient(object):
 
     def _retry(self, attempt, what):
         """True when ``attempt`` succeeded within CONFLICT_RETRIES tries."""
-        try:
-            return placement_client.retry_conflicts(
-                attempt, CONFLICT_RETRIES, what)
-        except placement_client.GenerationConflict as exc:
-            LOG.warning('%s', exc)
-            return False
+        return placement_client.retry_conflicts_or_warn(
+            attempt, CONFLICT_RETRIES, what, LOG)
 
     def _put_inventory(self, ctxt, uuid, record, wanted):
         def attempt():

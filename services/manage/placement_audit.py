@@ -216,12 +216,8 @@ def _add_to_aggregate(placement, ctxt, rp_uuid, agg_uuid):
         # reported): the next attempt reads its generation again.
         return put if put.status == 409 else put.ok
 
-    try:
-        return placement_client.retry_conflicts(
-            attempt, CONFLICT_RETRIES, 'aggregates of provider %s' % rp_uuid)
-    except placement_client.GenerationConflict as exc:
-        LOG.warning('%s', exc)
-        return False
+    return placement_client.retry_conflicts_or_warn(
+        attempt, CONFLICT_RETRIES, 'aggregates of provider %s' % rp_uuid, LOG)
 
 
 def _print_missing(missing):
