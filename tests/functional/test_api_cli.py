@@ -20,28 +20,19 @@ test_all_in_one.py's)::
 The tests skip only when the ``openstack`` command is not installed.
 """
 
-import json
-import os
-import subprocess
 import time
 
 from oslo_utils import netutils
 import pytest
 
+from tests.functional import osc
 from tests.functional.placement.conftest import database_servers  # noqa
-from tests.functional import placement_server
 from tests.functional import stack_fixture
 
-CLI_TIMEOUT = 120
 HOST = 'OS-EXT-SRV-ATTR:host'
 HOSTS = ('stack-host0', 'stack-host1', 'stack-host2')
 HOST_VCPUS = 16
-OPENSTACK = (os.environ.get('BERTH_OPENSTACK_CLI') or
-             placement_server.bin_path('openstack'))
-pytestmark = pytest.mark.skipif(
-    OPENSTACK is None,
-    reason='the openstack CLI is not installed (pip install '
-           'python-openstackclient), or set BERTH_OPENSTACK_CLI')
+pytestmark = osc.skip_without_cli
 
 
 @pytest.fixture(scope='module')
@@ -67,31 +58,16 @@ def cloud(database_servers, tmp_path_factory):  # noqa: F811
         yield deployment
 
 
-class OSC(object):
+class OSC(osc.Client):
     """Runs ``openstack`` against berth-api with the noauth2 settings."""
 
     def __init__(self, url):
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith('OS_')}
-        self.env.update(
+        super().__init__(
             OS_AUTH_TYPE='admin_token', OS_TOKEN='admin',
             OS_ENDPOINT=url + '/v2.1',
             OS_IMAGE_ENDPOINT_OVERRIDE=url + '/image',
             OS_IDENTITY_API_VERSION='3',
             OS_IDENTITY_ENDPOINT_OVERRIDE=url + '/identity')
-
-    def run(self, *args, expect_ok=True):
-        """``openstack args``; fails the test on an error unless told."""
-        proc = subprocess.run([OPENSTACK] + list(args), env=self.env,
-                              capture_output=True, text=True,
-                              timeout=CLI_TIMEOUT)
-        if expect_ok and proc.returncode != 0:
-            pytest.fail('openstack %s failed (%d):\n%s\n%s' % (
-                ' '.join(args), proc.returncode, proc.stdout, proc.stderr))
-        return proc
-
-    def json(self, *args):
-        return json.loads(self.run(*(args + ('-f', 'json'))).stdout)
 
 
 def _provider(cloud, host):

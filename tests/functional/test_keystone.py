@@ -20,23 +20,19 @@ Without PyPI (or RabbitMQ, MariaDB, the CLI) the tests skip; with
 CI=true they fail instead.
 """
 
-import json
-import os
-import subprocess
 import time
 
 import httpx
 import pytest
 
 from tests.functional import keystone_server
+from tests.functional import osc
 from tests.functional.placement.conftest import database_servers  # noqa
-from tests.functional import placement_server
 from tests.functional import scheduler_env
 from tests.functional import skips
 from tests.functional import stack
 from tests.functional import stack_fixture
 
-CLI_TIMEOUT = 120
 BOOT_TIMEOUT = 120
 HOSTS = ('stack-host0', 'stack-host1')
 SERVICE_PASSWORD = 'berth-service-secret'
@@ -46,13 +42,7 @@ USERS = {
     'rita': ('rita-secret', 'alpha', ('reader',)),
     'bob': ('bob-secret', 'beta', ('member',)),
 }
-OPENSTACK = (os.environ.get('BERTH_OPENSTACK_CLI') or
-             placement_server.bin_path('openstack'))
-pytestmark = pytest.mark.skipif(
-    OPENSTACK is None,
-    reason='the openstack CLI is not installed (pip install '
-           'python-openstackclient osc-placement), or set '
-           'BERTH_OPENSTACK_CLI')
+pytestmark = osc.skip_without_cli
 
 
 def _password_auth(keystone, username, password, project):
@@ -135,15 +125,13 @@ def cloud(database_servers, keystone, tmp_path_factory):  # noqa: F811
         yield deployment
 
 
-class OSC(object):
+class OSC(osc.Client):
     """Runs ``openstack`` as one Keystone user (password, project scope)."""
 
     def __init__(self, keystone, user, password, project):
         self.keystone = keystone
         self.login = (user, password, project)
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith('OS_')}
-        self.env.update(
+        super().__init__(
             OS_AUTH_TYPE='password', OS_AUTH_URL=keystone.auth_url,
             OS_IDENTITY_API_VERSION='3', OS_USERNAME=user,
             OS_PASSWORD=password, OS_PROJECT_NAME=project,
@@ -156,20 +144,6 @@ class OSC(object):
         """The CLI of one of USERS."""
         password, project, _roles = USERS[name]
         return cls(keystone, name, password, project)
-
-    def run(self, *args, expect_ok=True):
-        """``openstack args``; fails the test on an error unless told."""
-        proc = subprocess.run([OPENSTACK] + list(args), env=self.env,
-                              capture_output=True, text=True,
-                              timeout=CLI_TIMEOUT)
-        if expect_ok and proc.returncode != 0:
-            pytest.fail('openstack %s failed (%d):\n%s\n%s' % (
-                ' '.join(args), proc.returncode, proc.stdout, proc.stderr))
-        return proc
-
-    def json(self, *args):
-        """``openstack args -f json``, decoded."""
-        return json.loads(self.run(*(args + ('-f', 'json'))).stdout)
 
     def boot(self, api_url, name):
         """Create a server and wait until it is ACTIVE; returns it."""
