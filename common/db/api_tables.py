@@ -252,3 +252,32 @@ images = sa.Table(
     sa.Column('updated_at', sa.DateTime),
     sa.UniqueConstraint('uuid', name='uniq_images0uuid'),
 )
+
+# NOTE: key pairs belong to a user, not a project (as in Nova's api
+# database); the name is unique per user.
+key_pairs = sa.Table(
+    'key_pairs', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('name', sa.String(255), nullable=False),
+    sa.Column('user_id', sa.String(255), nullable=False),
+    sa.Column('fingerprint', sa.String(255)),
+    sa.Column('public_key', sa.Text),
+    sa.Column('type', sa.String(32), nullable=False, default='ssh'),
+    *_timestamps(),
+    sa.UniqueConstraint('user_id', 'name',
+                        name='uniq_key_pairs0user_id0name'),
+)
+
+# NOTE: os-quota-class-sets: the limits of a quota class; only the
+# ``default`` class is used, as in Nova, and a row here overrides the
+# configured default of its resource.
+quota_classes = sa.Table(
+    'quota_classes', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('class_name', sa.String(255), nullable=False),
+    sa.Column('resource', sa.String(255), nullable=False),
+    sa.Column('hard_limit', sa.Integer),
+    *_timestamps(),
+    sa.UniqueConstraint('class_name', 'resource',
+                        name='uniq_quota_classes0class_name0resource'),
+)

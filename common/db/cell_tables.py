@@ -147,6 +147,19 @@ instances = sa.Table(
     # usage is summed by the database instead of decoding every flavor.
     sa.Column('vcpus', sa.Integer),
     sa.Column('memory_mb', sa.Integer),
+    # NOTE: Nova's columns for what a user sets or sees of a server after
+    # boot: the lock (who locked it: owner or admin), the key pair copied
+    # at boot, the 2.19 description, the access addresses, and the
+    # system metadata (lock reason, image details, state kept across an
+    # action, the server password), key -> value as JSON.
+    sa.Column('locked', sa.Boolean, nullable=False, default=False),
+    sa.Column('locked_by', sa.String(255)),
+    sa.Column('key_name', sa.String(255)),
+    sa.Column('key_data', sa.Text),
+    sa.Column('display_description', sa.Text),
+    sa.Column('access_ip_v4', sa.String(39)),
+    sa.Column('access_ip_v6', sa.String(39)),
+    sa.Column('system_metadata', _json_text()),
     *_history(),
     sa.UniqueConstraint('uuid', name='uniq_instances0uuid'),
     # NOTE: the live instances of a host: the scheduler's host states and
@@ -201,6 +214,17 @@ instance_actions_events = sa.Table(
     # SQLite do not, and every event finished or listed looks its action
     # up.
     sa.Index('instance_actions_events_action_id_idx', 'action_id'),
+)
+
+
+# NOTE: server tags (2.26) as Nova keeps them: no history columns; an
+# instance's tags go when its row is destroyed, so none is ever archived.
+tags = sa.Table(
+    'tags', metadata,
+    sa.Column('resource_id', sa.String(36), primary_key=True,
+              nullable=False),
+    sa.Column('tag', sa.String(80), primary_key=True, nullable=False),
+    sa.Index('tags_tag_idx', 'tag'),
 )
 
 

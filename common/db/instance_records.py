@@ -45,18 +45,19 @@ _MAX_MESSAGE = 255
 
 # Instance fields stored as JSON text, and their empty value.
 _JSON_FIELDS = {'numa_topology': None, 'pci_requests': [], 'metadata': {},
-                'image_meta': {}}
+                'image_meta': {}, 'system_metadata': {}}
 _TIME_FIELDS = ('launched_at', 'terminated_at', 'created_at', 'updated_at')
 # Instance fields that are plain columns of the same name.
 _PLAIN_FIELDS = ('uuid', 'display_name', 'project_id', 'user_id',
                  'image_ref', 'vm_state', 'task_state', 'power_state',
                  'host', 'node', 'availability_zone', 'reservation_id',
-                 'launch_index')
+                 'launch_index', 'locked_by', 'key_name', 'key_data',
+                 'display_description', 'access_ip_v4', 'access_ip_v6')
 # Keys of the action event update_instance may record with an update.
 ACTION_EVENT_KEYS = frozenset(('phase', 'event', 'host', 'result',
                                'traceback', 'details'))
 UPDATABLE = frozenset(_PLAIN_FIELDS + tuple(_JSON_FIELDS) + _TIME_FIELDS +
-                      ('flavor',)) - {'uuid', 'created_at'}
+                      ('flavor', 'locked')) - {'uuid', 'created_at'}
 
 
 def write(database, fn, ctxt, *args):
@@ -125,6 +126,7 @@ def _instance(row, fault=None):
         values[name] = iso_time(data[name])
     values['power_state'] = values['power_state'] or 0
     values['launch_index'] = values['launch_index'] or 0
+    values['locked'] = bool(data['locked'])
     return instance_obj.Instance(
         flavor=flavor_obj.Flavor.from_primitive(flavor) if flavor else None,
         deleted=bool(row.deleted), fault=fault, **values)

@@ -51,6 +51,9 @@ class Instance(base.PrimitiveObject):
     :ivar pci_requests: list of PCI request dicts.
     :ivar metadata: user metadata, key -> value.
     :ivar image_meta: the image's properties at boot time.
+    :ivar locked_by: ``owner`` or ``admin`` while ``locked``.
+    :ivar system_metadata: what Berth keeps about the server for itself
+        (e.g. ``locked_reason``), key -> value.
     :ivar fault: the latest fault, {code, message, details, created_at},
         or None.
     :ivar cell_uuid: the cell whose database holds the row (None while the
@@ -81,6 +84,14 @@ class Instance(base.PrimitiveObject):
     created_at: str = None
     updated_at: str = None
     deleted: bool = False
+    locked: bool = False
+    locked_by: str = None
+    key_name: str = None
+    key_data: str = None
+    display_description: str = None
+    access_ip_v4: str = None
+    access_ip_v6: str = None
+    system_metadata: dict = dataclasses.field(default_factory=dict)
     fault: dict = None
     cell_uuid: str = None
 

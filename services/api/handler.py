@@ -25,6 +25,7 @@ from services.api.handlers import instance_actions
 from services.api.handlers import limits
 from services.api.handlers import quota_sets
 from services.api.handlers import root
+from services.api.handlers import server_actions
 from services.api.handlers import server_groups
 from services.api.handlers import servers
 from services.api.handlers import services
@@ -45,6 +46,7 @@ ROUTE_DECLARATIONS = {
         'PUT': servers.update_server,
         'DELETE': servers.delete_server,
     },
+    '/servers/{server_id}/action': {'POST': server_actions.server_action},
     '/servers/{server_id}/os-instance-actions': {
         'GET': instance_actions.list_actions,
     },

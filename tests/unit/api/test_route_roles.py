@@ -66,6 +66,9 @@ TABLE = [
     _row('GET', '/servers/{server_id}', OWNER_READ),
     _row('PUT', '/servers/{server_id}', _owner_write(200), SERVER_NAME),
     _row('DELETE', '/servers/{server_id}', _owner_write(204)),
+    # NOTE: the action's name is checked before the server is looked up.
+    _row('POST', '/servers/{server_id}/action', _statuses(400, 400, 400, 400),
+         {'no-such-action': None}),
     _row('GET', '/servers/{server_id}/os-instance-actions', OWNER_READ),
     _row('GET', '/servers/{server_id}/os-instance-actions/{request_id}',
          OWNER_READ),
