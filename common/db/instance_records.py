@@ -409,6 +409,35 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None,
     return write(database, update, ctxt)
 
 
+def begin_action(ctxt, database, uuid, action, values,
+                 expected_task_state=(None,)):
+    """Start instance action ``action`` and apply ``values`` at once.
+
+    The server actions' first write: the task state moves (guarded by
+    ``expected_task_state``, so that of two racing requests one gets the
+    conflict) and the action is recorded in the same transaction, so a
+    refused request leaves neither.
+
+    :returns: the updated Instance.
+    :raises common.exception.InstanceNotFound: no live instance ``uuid``.
+    :raises common.exception.UnexpectedTaskStateError: the guard failed.
+    """
+    prepared = prepare_update(uuid, values, expected_task_state)
+
+    def begin(ctx):
+        if not apply_update(ctx, prepared, timeutils.utcnow()):
+            row = _select_row(ctx, uuid)
+            if row is None:
+                raise exception.InstanceNotFound(instance_id=uuid)
+            raise exception.UnexpectedTaskStateError(
+                instance_uuid=uuid, expected=prepared.expected,
+                actual=row.task_state)
+        _insert_action(ctx, ctxt, uuid, action)
+        return _instance(_select_row(ctx, uuid),
+                         _latest_faults(ctx, [uuid]).get(uuid))
+    return write(database, begin, ctxt)
+
+
 def destroy_instance(ctxt, database, uuid):
     """Soft-delete a live instance: vm_state deleted, the row kept.
 

@@ -4,8 +4,14 @@
 """POST /servers/{id}/action: the envelope and the dispatch table."""
 
 import pytest
+import webob
 
+from common import context
 from services.api import actions
+from services.api.actions import checks
+from services.api import errors
+from services.api import server_lookup
+from services.api import util as api_util
 from tests.unit.api.helpers import V
 
 
@@ -37,3 +43,39 @@ def test_an_action_name_is_claimed_once():
 
     with pytest.raises(ValueError, match='os-stop'):
         actions._join([One, One])
+
+
+def _instance(world, server):
+    return server_lookup.find(world.admin_context(), server)
+
+
+def test_begin_records_the_action_and_the_task_state_at_once(world):
+    server = world.add_instance('cell1', host='c1')
+    instance, cell = _instance(world, server)
+
+    req = webob.Request.blank('/')
+    req.environ[api_util.CONTEXT_KEY] = world.admin_context()
+    updated = checks.begin(req, instance, cell, 'stop', 'stop',
+                           {'task_state': 'powering-off'})
+    assert updated.task_state == 'powering-off'
+    status, body, _ = world.client.get(
+        V + '/servers/%s/os-instance-actions' % server)
+    assert [a['action'] for a in body['instanceActions']] == ['stop']
+    with pytest.raises(errors.Conflict,
+                       match='while it is in task_state powering-off'):
+        checks.begin(req, instance, cell, 'stop', 'stop',
+                     {'task_state': 'powering-off'})
+    status, body, _ = world.client.get(
+        V + '/servers/%s/os-instance-actions' % server)
+    assert len(body['instanceActions']) == 1
+
+
+def test_a_locked_server_refuses_non_admins(world):
+    server = world.add_instance('cell1', host='c1', locked=True,
+                                locked_by='owner')
+    instance, _cell = _instance(world, server)
+    checks.check_locked(world.admin_context(), instance)
+    with pytest.raises(errors.Conflict, match='Instance %s is locked'
+                       % server):
+        checks.check_locked(context.RequestContext(
+            user_id='u', project_id='admin'), instance)
