@@ -25,6 +25,7 @@ from services.api.handlers import instance_actions
 from services.api.handlers import limits
 from services.api.handlers import quota_sets
 from services.api.handlers import root
+from services.api.handlers import scheduler_decisions
 from services.api.handlers import server_groups
 from services.api.handlers import servers
 from services.api.handlers import services
@@ -126,6 +127,10 @@ ROUTE_DECLARATIONS = {
         'GET': quota_sets.show_quota_detail,
     },
     '/limits': {'GET': limits.show_limits},
+    # Berth extensions (doc/operations.md)
+    '/os-berth-scheduler/decisions/{server_id}': {
+        'GET': scheduler_decisions.show_decisions,
+    },
 }
 
 IMAGE_ROUTE_DECLARATIONS = {
