@@ -15,6 +15,7 @@ import webob
 from services.api import errors
 from services.api.handlers import aggregates
 from services.api.handlers import availability_zones
+from services.api.handlers import capacity_report
 from services.api.handlers import flavor_access
 from services.api.handlers import flavor_extra_specs
 from services.api.handlers import flavors
@@ -128,6 +129,7 @@ ROUTE_DECLARATIONS = {
     },
     '/limits': {'GET': limits.show_limits},
     # Berth extensions (doc/operations.md)
+    '/os-berth-capacity/report': {'GET': capacity_report.show_report},
     '/os-berth-scheduler/decisions/{server_id}': {
         'GET': scheduler_decisions.show_decisions,
     },

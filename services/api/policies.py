@@ -195,6 +195,10 @@ _OPERATIONS = [
     ('os_compute_api:limits:other_project', ADMIN,
      'Show another project\'s limits.', [('GET', '/limits')]),
     # Berth extensions
+    ('berth:capacity:report', ADMIN,
+     'Show the capacity report page (utilization, headroom, stranded '
+     'capacity, hosts by zone and aggregate).',
+     [('GET', '/os-berth-capacity/report')]),
     ('berth:scheduler:why', ADMIN,
      'Show why a server is where it is: the decision records of its '
      'placements.',

@@ -130,6 +130,7 @@ TABLE = [
                                                                 200, 403)),
     _row('GET', '/limits', ALL_200),
     # Berth extensions
+    _row('GET', '/os-berth-capacity/report', ADMIN_ONLY),
     _row('GET', '/os-berth-scheduler/decisions/{server_id}', ADMIN_ONLY),
     # the built-in image catalog
     _row('GET', '/image', ALL_200),

@@ -8,15 +8,21 @@ Every service is its own process (tests/functional/stack.py) on RabbitMQ
 and MariaDB. The hosts are identical and empty, so the first server's
 host is drawn at random among them, which the record says; the second
 server's ``same_host`` hint has no filter enabled, which it says too.
+
+The same stack answers the capacity report: ``berth-manage capacity
+report --html`` writes a page that fetches nothing, and berth-api serves
+it to admins.
 """
 
 import json
 
+import httpx
 import pytest
 
 from tests.functional.placement.conftest import database_servers  # noqa
 from tests.functional import stack as stack_mod
 from tests.functional import stack_fixture
+from tests.unit.capacity_report import fixtures as report_fixtures
 
 HOSTS = 3
 FILTERS = ('AvailabilityZoneFilter', 'ComputeFilter',
@@ -87,3 +93,23 @@ def test_an_ignored_hint_is_named(stack):
         'ignored_hints']
     assert 'Ignored hint: same_host (needs SameHostFilter)' in stack.manage(
         'scheduler', 'why', hinted['id'])
+
+
+def test_the_capacity_report(stack, tmp_path):
+    path = tmp_path / 'report.html'
+    out = stack.manage('capacity', 'report', '--html', str(path))
+    assert 'Wrote the capacity report of %d hosts' % HOSTS in out
+    text = path.read_text(encoding='utf-8')
+    for host in stack.host_names():
+        assert '<td class="name">%s</td>' % host in text
+    assert text.count('<svg') >= 2
+    assert report_fixtures.external_references(text) == []
+
+    resp = httpx.get(stack.api_url + '/v2.1/os-berth-capacity/report',
+                     headers={'X-Auth-Token': 'admin'}, timeout=60)
+    assert resp.status_code == 200
+    assert resp.headers['content-type'].startswith('text/html')
+    assert all(host in resp.text for host in stack.host_names())
+    resp = httpx.get(stack.api_url + '/v2.1/os-berth-capacity/report',
+                     headers={'X-Auth-Token': 'alice:demo'}, timeout=60)
+    assert resp.status_code == 403
