@@ -21,6 +21,7 @@ Selection (``decision``); the conductor stores it (see
 """
 
 import collections
+import copy
 import json
 
 #: How many removed hosts, reasons and notes a record names at most.
@@ -37,8 +38,7 @@ def _rejected(rejections):
     few of the hosts.
     """
     by_filter = collections.OrderedDict()
-    for key in sorted(rejections):
-        item = rejections[key]
+    for key, item in rejections.items():
         entry = by_filter.setdefault(item['filter'], {
             'count': 0, 'reasons': collections.Counter(), 'hosts': []})
         entry['count'] += 1
@@ -71,10 +71,28 @@ def pick_note(pick):
     return text
 
 
-def condense(explanation, index=0):
+def _shared(explanation):
+    """The parts of the record every instance of the request shares."""
+    return {
+        'summary': explanation.get('summary'),
+        'placement_query': explanation.get('placement_query'),
+        'candidates': explanation.get('candidates', 0),
+        'hosts': explanation.get('hosts', 0),
+        'filters': [{'filter': f['filter'], 'hosts_in': f['hosts_in'],
+                     'hosts_out': f['hosts_out']}
+                    for f in explanation.get('filters') or []],
+        'rejected': _rejected(explanation.get('rejections') or {}),
+        'weighed': (explanation.get('weighed') or [])[:HOSTS_SHOWN],
+        'ignored_hints': explanation.get('ignored_hints') or [],
+        'timings_ms': explanation.get('timings_ms') or {},
+    }
+
+
+def condense(explanation, index=0, shared=None):
     """The bounded record of instance ``index`` of a decision.
 
     :param explanation: ``Explanation.to_dict()`` of the request.
+    :param shared: ``_shared(explanation)``, when the caller has it.
     :returns: a dict of JSON primitives, at most :data:`MAX_BYTES` long.
     """
     selected = explanation.get('selected') or []
@@ -86,22 +104,13 @@ def condense(explanation, index=0):
     if index:
         notes.append('filters and weights shown are those of instance '
                      '0 of this request of %d' % len(selected))
-    record = {
-        'summary': explanation.get('summary'),
-        'placement_query': explanation.get('placement_query'),
-        'candidates': explanation.get('candidates', 0),
-        'hosts': explanation.get('hosts', 0),
-        'filters': [{'filter': f['filter'], 'hosts_in': f['hosts_in'],
-                     'hosts_out': f['hosts_out']}
-                    for f in explanation.get('filters') or []],
-        'rejected': _rejected(explanation.get('rejections') or {}),
-        'weighed': (explanation.get('weighed') or [])[:HOSTS_SHOWN],
+    record = copy.deepcopy(shared) if shared is not None else \
+        _shared(explanation)
+    record.update({
         'selected': selected[index] if index < len(selected) else None,
-        'random_pick': picks[0] if picks else None,
-        'ignored_hints': explanation.get('ignored_hints') or [],
+        'random_pick': copy.deepcopy(picks[0]) if picks else None,
         'notes': notes[-NOTES_SHOWN:],
-        'timings_ms': explanation.get('timings_ms') or {},
-    }
+    })
     return bounded(record)
 
 
@@ -135,7 +144,8 @@ def attach(selections, explanation):
 
     :param selections: per instance, its Selection list (chosen first).
     """
+    shared = _shared(explanation)
     for index, per_instance in enumerate(selections):
         if per_instance:
-            per_instance[0].decision = condense(explanation, index)
+            per_instance[0].decision = condense(explanation, index, shared)
     return selections
