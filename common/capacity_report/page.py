@@ -14,6 +14,7 @@ offline.
 
 import collections
 import html
+import threading
 
 from common.capacity_report import plots
 
@@ -134,6 +135,10 @@ def _placement(report):
     return '\n'.join(parts)
 
 
+# NOTE: matplotlib's text layout and font cache are not made for threads;
+# berth-api serves requests on several, so one page is drawn at a time.
+_DRAWING = threading.Lock()
+
 SECTIONS = (
     ('utilization', 'Utilization per host and resource class', _utilization),
     ('headroom', 'Headroom per flavor', _headroom),
@@ -152,9 +157,10 @@ def render(report):
     if report.notes:
         body.append('<div id="notes">%s</div>' % ''.join(
             '<p class="note">%s</p>' % _e(n) for n in report.notes))
-    for section_id, title, draw in SECTIONS:
-        body.append('<section id="%s"><h2>%s</h2>\n%s\n</section>' % (
-            section_id, _e(title), draw(report)))
+    with _DRAWING:
+        for section_id, title, draw in SECTIONS:
+            body.append('<section id="%s"><h2>%s</h2>\n%s\n</section>' % (
+                section_id, _e(title), draw(report)))
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<title>Berth capacity report</title><style>%s</style></head>'
             '<body>\n%s\n</body></html>\n' % (STYLE, '\n'.join(body)))
