@@ -24,6 +24,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from common.db import cell_tables
+from common.db import decision_records
 from common import exception
 from common.objects import flavor as flavor_obj
 from common.objects import instance as instance_obj
@@ -172,13 +173,15 @@ def _select_row(ctx, uuid, read_deleted=False):
 
 # --- instances ---------------------------------------------------------------
 
-def create_instance(ctxt, database, instance, action=None):
+def create_instance(ctxt, database, instance, action=None, decision=None):
     """Write a new instance row from an Instance.
 
     ``cell_uuid`` and ``fault`` are not columns and are ignored.
 
     :param action: also start this instance action (``create``) in the
         same transaction.
+    :param decision: (kind, record, host): also keep the placement's
+        decision record under that action (see decision_records).
     :returns: the Instance as stored (``created_at`` filled in).
     :raises oslo_db.exception.DBDuplicateEntry: the uuid exists already.
     """
@@ -192,7 +195,11 @@ def create_instance(ctxt, database, instance, action=None):
         values.update(flavor_sizes(instance.flavor))
         ctx.session.execute(_IN.insert().values(**values))
         if action is not None:
-            _insert_action(ctx, ctxt, instance.uuid, action)
+            action_id = _insert_action(ctx, ctxt, instance.uuid, action)
+            if decision is not None:
+                kind, record, host = decision
+                decision_records.add(ctx, instance.uuid, kind, record,
+                                     action_id=action_id, host=host)
         # NOTE: the row is what was just written; reading it back would
         # cost a round trip per build.
         return _instance(_WrittenRow(values))

@@ -17,6 +17,9 @@ class Selection(base.PrimitiveObject):
     :ivar limits: resource limits the filters computed for the compute-side
         claim (e.g. ``vcpu``, ``memory_mb``, ``numa_topology``).
     :ivar availability_zone: the host's zone as the scheduler saw it.
+    :ivar decision: on the chosen Selection of each instance, the bounded
+        record of why it was chosen (services.scheduler.decision_record);
+        None on alternates and once stored.
     """
 
     service_host: str = None
@@ -27,3 +30,4 @@ class Selection(base.PrimitiveObject):
     allocation_request: str = None
     allocation_request_version: str = None
     availability_zone: str = None
+    decision: dict = None

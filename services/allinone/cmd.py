@@ -104,6 +104,10 @@ def _ready_banner(aio, state, elapsed, clouds_file=None):
         '  state          %s (log: %s)' % (state.path, conf.log_file),
         '  berth-manage   berth-manage --config-file %s ...' % (
             state.conf_file),
+        # NOTE: an admin page (doc/operations.md, "Capacity report"):
+        # with noauth2, send the admin token, e.g. curl -H
+        # 'X-Auth-Token: admin' URL > report.html.
+        '  capacity report %s/os-berth-capacity/report (admin)' % compute,
         '',
     ]
     return '\n'.join(lines + _client_lines(aio, clouds_file))

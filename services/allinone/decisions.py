@@ -6,11 +6,13 @@
 Every ``select_destinations`` produces an explanation (placement query,
 hosts each filter removed and why, the weighers' ranking, the claim). A
 NoValidHost carries it into the instance fault, where the API shows it;
-a success only logs it. The all-in-one runs the scheduler in its own
-process, so it wraps the pipeline and keeps the explanation of every real
-(not dry-run) decision by instance uuid: the demo then tells *why* each
-server landed where it did from the record of the decision itself, not
-from a re-run against a cloud that has changed since.
+a success keeps a bounded copy with the server (common.db
+.decision_records). The demo wants the whole record of both, and the
+all-in-one runs the scheduler in its own process, so it wraps the
+pipeline and keeps the explanation of every real (not dry-run) decision
+by instance uuid: the demo then tells *why* each server landed where it
+did from the record of the decision itself, not from a re-run against a
+cloud that has changed since.
 """
 
 import collections

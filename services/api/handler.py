@@ -15,6 +15,7 @@ import webob
 from services.api import errors
 from services.api.handlers import aggregates
 from services.api.handlers import availability_zones
+from services.api.handlers import capacity_report
 from services.api.handlers import flavor_access
 from services.api.handlers import flavor_extra_specs
 from services.api.handlers import flavors
@@ -25,6 +26,7 @@ from services.api.handlers import instance_actions
 from services.api.handlers import limits
 from services.api.handlers import quota_sets
 from services.api.handlers import root
+from services.api.handlers import scheduler_decisions
 from services.api.handlers import server_actions
 from services.api.handlers import server_groups
 from services.api.handlers import servers
@@ -128,6 +130,11 @@ ROUTE_DECLARATIONS = {
         'GET': quota_sets.show_quota_detail,
     },
     '/limits': {'GET': limits.show_limits},
+    # Berth extensions (doc/operations.md)
+    '/os-berth-capacity/report': {'GET': capacity_report.show_report},
+    '/os-berth-scheduler/decisions/{server_id}': {
+        'GET': scheduler_decisions.show_decisions,
+    },
 }
 
 IMAGE_ROUTE_DECLARATIONS = {

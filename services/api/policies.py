@@ -194,6 +194,15 @@ _OPERATIONS = [
      [('GET', '/limits')]),
     ('os_compute_api:limits:other_project', ADMIN,
      'Show another project\'s limits.', [('GET', '/limits')]),
+    # Berth extensions
+    ('berth:capacity:report', ADMIN,
+     'Show the capacity report page (utilization, headroom, stranded '
+     'capacity, hosts by zone and aggregate).',
+     [('GET', '/os-berth-capacity/report')]),
+    ('berth:scheduler:why', ADMIN,
+     'Show why a server is where it is: the decision records of its '
+     'placements.',
+     [('GET', '/os-berth-scheduler/decisions/{server_id}')]),
     # the built-in image catalog (Glance v2 paths)
     ('image:get_images', ANY, 'List images.',
      [('GET', '/image/v2/images')]),

@@ -134,10 +134,12 @@ def _instance_for(instance, selection, cell_uuid):
     return instance
 
 
-def _create(ctxt, database, instance):
+def _create(ctxt, database, instance, decision=None):
     try:
-        created = instance_records.create_instance(ctxt, database, instance,
-                                                   action='create')
+        created = instance_records.create_instance(
+            ctxt, database, instance, action='create',
+            decision=None if decision is None else (
+                'build', decision, CONF.host))
     except db_exc.DBDuplicateEntry:
         # NOTE: a redelivered request: the row exists, take this placement.
         created = instance_records.update_instance(
@@ -182,8 +184,11 @@ def _build_one(conductor, ctxt, spec, instance, host_list):
         return False
     cell = cell_access.cell(ctxt, cell_uuid)
     database = cell_access.database(cell)
+    # NOTE: the "why here" record is kept with the instance's create
+    # action; the compute does not need it.
+    decision, selection.decision = selection.decision, None
     created = _create(ctxt, database,
-                      _instance_for(instance, selection, cell_uuid))
+                      _instance_for(instance, selection, cell_uuid), decision)
     if not boot_records.finish_build_request(ctxt, uuid, cell_uuid,
                                              database=cell_access.api):
         LOG.info('Instance %s was deleted while it was being built; '

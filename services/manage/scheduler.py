@@ -3,6 +3,8 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """``berth-manage scheduler explain``: where would a server go, and why?
 
+(``scheduler why``, why a server *is* where it is, is in scheduler_why.)
+
     scheduler explain --flavor F [--image ID] [--image-property K=V ...]
                       [--availability-zone AZ[:HOST[:NODE]]]
                       [--hint K=V ...] [--num-instances N]
@@ -233,3 +235,5 @@ def add_parsers(subparsers):
     cmd.add_argument('--json', action='store_true',
                      help='Print the explanation as JSON.')
     cmd.set_defaults(action_fn=explain)
+    from services.manage import scheduler_why
+    scheduler_why.add_parser(commands)

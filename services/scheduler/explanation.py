@@ -14,6 +14,9 @@ import collections
 import contextlib
 import time
 
+#: How many hosts of a random draw's pool a record names.
+PICK_POOL_SHOWN = 10
+
 
 class Explanation(object):
     """Mutable record filled in by the scheduling pipeline."""
@@ -30,6 +33,11 @@ class Explanation(object):
         self.weighed = []
         self.selected = []
         self.notes = []
+        # NOTE: the hints no enabled filter reads (see hints.unread) and,
+        # per instance, how its host was drawn among the best (see
+        # add_pick): the "why here" record names both.
+        self.ignored_hints = []
+        self.picks = []
         self.timings = collections.OrderedDict()
 
     @contextlib.contextmanager
@@ -64,6 +72,31 @@ class Explanation(object):
                          'weighers': {k: round(v, 6)
                                       for k, v in w.contributions.items()}}
                         for w in weighed_hosts[:top]]
+
+    def add_pick(self, index, draw, claimed):
+        """Record how instance ``index``'s host was drawn, when it was a
+        random pick among several (or the claim went to another host).
+
+        :param draw: (first weighed host, pool drawn from, number of
+            hosts of the best weight), as placing drew them; or None.
+        :param claimed: the host state claimed.
+        """
+        if draw is None:
+            return
+        first, pool, ties = draw
+        host = first.obj
+        if len(pool) < 2 and claimed is host:
+            return
+        entry = {'instance': index, 'host': host.host,
+                 'node': host.nodename, 'weight': round(first.weight, 6),
+                 'drawn_among': len(pool), 'equal_best': ties,
+                 'equal_weight': all(w.weight == first.weight
+                                     for w in pool),
+                 'pool': [[w.obj.host, w.obj.nodename]
+                          for w in pool[:PICK_POOL_SHOWN]]}
+        if claimed is not host:
+            entry['claimed'] = [claimed.host, claimed.nodename]
+        self.picks.append(entry)
 
     def summary(self):
         """A one-line human summary of why hosts were rejected.
@@ -101,6 +134,7 @@ class Explanation(object):
                 'filters': self.filters, 'rejections': self.rejections,
                 'weighed': self.weighed, 'selected': self.selected,
                 'notes': self.notes,
+                'ignored_hints': self.ignored_hints, 'picks': self.picks,
                 'timings_ms': {k: round(v, 3) for k, v in
                                self.timings.items()},
                 'summary': self.summary()}

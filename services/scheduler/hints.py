@@ -42,23 +42,47 @@ def _needed(spec, hint):
     return HINT_FILTERS.get(hint, ())
 
 
-def ignored(spec, enabled):
-    """Notes on the hints of ``spec`` that no enabled filter reads.
+def unread(spec, enabled):
+    """The hints of ``spec`` that no enabled filter reads.
 
     :param enabled: the class names of the enabled filters and weighers.
-    :returns: one note per such hint, in hint order, each also logged at
-        INFO, e.g. "hint same_host ignored: SameHostFilter is not
-        enabled".
+    :returns: [{'hint': name, 'needs': [filter names, any one enough]}],
+        in hint order.
     """
-    notes = []
+    found = []
     for hint in sorted(spec.scheduler_hints or {}):
         if not spec.scheduler_hints[hint]:
             continue
         needed = _needed(spec, hint)
         if not needed or any(name in enabled for name in needed):
             continue
-        note = 'hint %s ignored: %s %s not enabled' % (
-            hint, ' or '.join(needed), 'is' if len(needed) == 1 else 'are')
-        LOG.info('Scheduler %s', note)
-        notes.append(note)
-    return notes
+        found.append({'hint': hint, 'needs': list(needed)})
+    return found
+
+
+def note(item):
+    """The note of one :func:`unread` item, e.g. "hint same_host
+    ignored: SameHostFilter is not enabled".
+    """
+    needed = item['needs']
+    return 'hint %s ignored: %s %s not enabled' % (
+        item['hint'], ' or '.join(needed),
+        'is' if len(needed) == 1 else 'are')
+
+
+def log_ignored(items):
+    """Log each :func:`unread` item at INFO."""
+    for item in items:
+        LOG.info('Scheduler %s', note(item))
+
+
+def ignored(spec, enabled):
+    """Notes on the hints of ``spec`` that no enabled filter reads.
+
+    :param enabled: the class names of the enabled filters and weighers.
+    :returns: one note per such hint (see :func:`note`), in hint order,
+        each also logged at INFO.
+    """
+    items = unread(spec, enabled)
+    log_ignored(items)
+    return [note(item) for item in items]

@@ -18,6 +18,7 @@ from common.objects import request_spec as spec_obj
 from common.placement import client as placement_client
 from common import rpc
 from services.scheduler.client import placement as placement_mod
+from services.scheduler import decision_record
 from services.scheduler import host_manager as host_manager_mod
 from services.scheduler import host_state
 from services.scheduler import loading
@@ -68,6 +69,7 @@ class SchedulerManager(manager.Manager):
             ctxt, spec, instance_uuids, return_alternates=return_alternates)
         LOG.info('Scheduled %s: %s', instance_uuids,
                  [[s.service_host, s.nodename] for s, *_a in selections])
+        decision_record.attach(selections, explanation)
         return [[s.to_primitive() for s in per] for per in selections]
 
     def explain(self, ctxt, request_spec):

@@ -76,14 +76,17 @@ class Choice(object):
     :ivar first: (host state, allocation request), or None: no host.
     :ivar token: the reservation of ``first``, or None.
     :ivar rest: an iterator of the other candidates, in order.
+    :ivar draw: how the first weighed host was drawn (see
+        :func:`candidates_in_order`), or None when nothing was weighed.
     """
 
-    __slots__ = ('first', 'token', 'rest')
+    __slots__ = ('first', 'token', 'rest', 'draw')
 
-    def __init__(self, first, token, rest):
+    def __init__(self, first, token, rest, draw=None):
         self.first = first
         self.token = token
         self.rest = rest
+        self.draw = draw
 
 
 def _worker_shares(compute_uuids):
@@ -122,11 +125,13 @@ def _prefer_own_share(pool, shares):
     return max(by_share.values(), key=len)
 
 
-def candidates_in_order(weighed, candidates=None):
+def candidates_in_order(weighed, candidates=None, drawn=None):
     """Weighed hosts, the first chosen at random among the best.
 
     :param candidates: every candidate's uuid; when given, this worker's
         share of them (:func:`_worker_shares`) is preferred among the best.
+    :param drawn: a list; (first, pool drawn from, number of hosts of the
+        best weight) is appended to it, for the decision record.
     """
     if not weighed:
         return []
@@ -143,13 +148,15 @@ def candidates_in_order(weighed, candidates=None):
     if shares is not None:
         pool = _prefer_own_share(pool, shares)
     first = random.choice(pool)
+    if drawn is not None:
+        drawn.append((first, pool, len(ties)))
     return [first] + [w for w in weighed if w is not first]
 
 
-def _claimable(weighed, by_root, claiming):
+def _claimable(weighed, by_root, claiming, drawn):
     """(host, allocation request) to try, in order, lazily."""
     for candidate in candidates_in_order(
-            weighed, by_root if claiming else None):
+            weighed, by_root if claiming else None, drawn):
         host = candidate.obj
         requests = by_root.get(host.uuid)
         if not requests:
@@ -194,12 +201,14 @@ class Placer(object):
         Called under :meth:`decision`: the reservation is what the next
         request's copies see.
         """
-        rest = _claimable(weighed, snapshot.by_root, request.claiming)
+        drawn = []
+        rest = _claimable(weighed, snapshot.by_root, request.claiming,
+                          drawn)
         first = next(rest, None)
         token = None
         if first is not None and request.claiming:
             token = self.reservations.reserve(first[0].uuid, request.spec)
-        return Choice(first, token, rest)
+        return Choice(first, token, rest, drawn[0] if drawn else None)
 
     def claim(self, context, request, index, choice, record):
         """Claim the choice for instance ``index``, else the next
@@ -212,6 +221,7 @@ class Placer(object):
         if chosen is None:
             return None
         host, alloc_req, token = chosen
+        record.add_pick(index, choice.draw, host)
         request.claimed.append((host, alloc_req))
         request.tokens.append(token)
         return host

@@ -112,9 +112,9 @@ class Scheduler(object):
         """(selections, Explanation): the pipeline, run a second time on
         an answer of its own when a shared answer found no host.
         """
-        ignored = hints_mod.ignored(spec, self.enabled)
-        record = explanation_mod.Explanation()
-        record.notes.extend(ignored)
+        unread = hints_mod.unread(spec, self.enabled)
+        hints_mod.log_ignored(unread)
+        record = _new_record(unread)
         try:
             return self._schedule(context, placing.Request(
                 spec, instance_uuids, return_alternates, dry_run),
@@ -127,8 +127,7 @@ class Scheduler(object):
         # on an answer of its own.
         LOG.debug('No host in a shared placement answer; asking placement '
                   'again')
-        record = explanation_mod.Explanation()
-        record.notes.extend(ignored)
+        record = _new_record(unread)
         return self._schedule(context, placing.Request(
             spec, instance_uuids, return_alternates, dry_run),
             record, reuse=False), record
@@ -288,6 +287,14 @@ class Scheduler(object):
         if index == 0:
             record.add_weighed(weighed)
         return weighed
+
+
+def _new_record(unread):
+    """A fresh Explanation naming the hints nothing reads (see hints)."""
+    record = explanation_mod.Explanation()
+    record.ignored_hints = unread
+    record.notes.extend(hints_mod.note(item) for item in unread)
+    return record
 
 
 def _removed(before, after):

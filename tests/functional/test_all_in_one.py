@@ -167,6 +167,12 @@ def test_serves_until_sigterm(serving):
     providers = _get(placement + '/resource_providers',
                      'placement 1.14')['resource_providers']
     assert len(providers) == 3
+    # NOTE: the capacity report page the banner names, for admins.
+    report = re.search(r'capacity report +(\S+)', text).group(1)
+    req = urllib.request.Request(report, headers={'X-Auth-Token': 'admin'})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        page = resp.read().decode('utf-8')
+    assert '3 compute hosts' in page and '<svg' in page
     # NOTE: the derived config file works for berth-manage.
     result = subprocess.run(
         [sys.executable, '-m', 'services.manage.main', '--config-file',

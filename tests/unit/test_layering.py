@@ -60,6 +60,13 @@ ALLOWED = {
     ('services.manage.status', 'services.placement.db.api'):
         '"berth-status upgrade check" compares the placement schema with '
         'its newest revision, which only its db package knows',
+    ('services.manage.capacity_report',
+     'services.scheduler.capacity.headroom'):
+        '"capacity report" draws the headroom the scheduler\'s own '
+        'headroom function computes, so that both agree',
+    ('services.manage.capacity_report', 'services.scheduler.manager'):
+        '"capacity report" builds the scheduler (its filters and weighers '
+        'as configured) that the headroom function runs on',
     ('services.manage.scheduler', 'services.api.images'):
         '"scheduler explain --image" resolves an image the way a boot does '
         '(Glance or the built-in catalog)',

@@ -81,10 +81,23 @@ class FakePlacement(placement_client.PlacementCalls):
 
     def get(self, url, version, context=None, **kwargs):
         self.calls.append(('GET', url))
+        if url == '/resource_providers':
+            return self._ok({'resource_providers': [
+                {'uuid': u, 'name': 'rp-%s' % u[:8], 'root_provider_uuid': u}
+                for u in sorted(self.providers)]})
         uuid_ = url.split('/')[2]
         if uuid_ not in self.providers:
             return self._ok({'errors': [{'detail': 'nope'}]}, 404)
         gen = self.generations.get(uuid_, 0)
+        if url.endswith('/inventories'):
+            # NOTE: as the hosts add_host makes (the capacity report).
+            return self._ok({'inventories': {
+                'VCPU': {'total': 16, 'allocation_ratio': 4.0},
+                'MEMORY_MB': {'total': 32768, 'reserved': 512}},
+                'resource_provider_generation': gen})
+        if url.endswith('/usages'):
+            return self._ok({'usages': {'VCPU': 1, 'MEMORY_MB': 512},
+                             'resource_provider_generation': gen})
         if url.endswith('/aggregates'):
             return self._ok({'aggregates': self.aggregates.get(uuid_, []),
                              'resource_provider_generation': gen})

@@ -132,6 +132,9 @@ TABLE = [
     _row('GET', '/os-quota-sets/{project_id}/detail', _statuses(200, 200,
                                                                 200, 403)),
     _row('GET', '/limits', ALL_200),
+    # Berth extensions
+    _row('GET', '/os-berth-capacity/report', ADMIN_ONLY),
+    _row('GET', '/os-berth-scheduler/decisions/{server_id}', ADMIN_ONLY),
     # the built-in image catalog
     _row('GET', '/image', ALL_200),
     _row('GET', '/image/v2/images', ALL_200),

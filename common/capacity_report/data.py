@@ -1,0 +1,195 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The plain data of a capacity report, and its collector.
+
+A :class:`Report` is all the page draws; it can be built by hand (tests)
+or by :func:`collect`, which reads
+
+* placement: each root provider's inventories and usages (summed over its
+  tree), as used / capacity per resource class, capacity being
+  ``(total - reserved) * allocation_ratio``;
+* the cells' compute node records: which host each root provider is;
+* the api database: each host's aggregates and availability zone.
+
+Headroom and stranded capacity need the scheduler's filters; the caller
+passes them in (``headroom``: a function returning (headroom rows,
+stranded rows), or None when it cannot), so that this module stays
+service-neutral.
+"""
+
+import dataclasses
+import datetime
+import logging
+
+import sqlalchemy as sa
+
+from common.db import api_tables
+from common.db import cell_access as cell_access_mod
+from common.db import cells
+from common.db import compute_records
+from common.placement import microversions
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class HostUsage(object):
+    """One compute host: its place and its use per resource class.
+
+    :ivar usage: {resource class: (used, capacity)}.
+    """
+
+    host: str
+    zone: str
+    aggregates: list = dataclasses.field(default_factory=list)
+    usage: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class HeadroomRow(object):
+    """How many more servers of a flavor fit, in total and per zone."""
+
+    flavor: str
+    total: int
+    per_zone: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class StrandedRow(object):
+    """Free capacity of one class on hosts where the flavor fits no more.
+    """
+
+    flavor: str
+    resource_class: str
+    free: float
+    hosts: int
+    reason: str
+
+
+@dataclasses.dataclass
+class Report(object):
+    """Everything the page shows.
+
+    :ivar headroom: HeadroomRows, or None when headroom could not be
+        computed (``notes`` says why); likewise ``stranded``.
+    """
+
+    generated_at: str
+    hosts: list = dataclasses.field(default_factory=list)
+    headroom: list = None
+    stranded: list = None
+    notes: list = dataclasses.field(default_factory=list)
+
+
+def capacity(inventory):
+    """What placement lets be allocated of one inventory."""
+    return int((inventory['total'] - inventory.get('reserved', 0)) *
+               inventory.get('allocation_ratio', 1.0))
+
+
+def _get(placement, ctxt, url):
+    resp = placement.get(url, microversions.PROVIDER_LISTING, ctxt)
+    if not resp.ok:
+        raise RuntimeError('placement answered %s to GET %s'
+                           % (resp.status, url))
+    return resp.body
+
+
+def placement_usage(placement, ctxt):
+    """{root provider uuid: (name, {rc: (used, capacity)})}, each tree's
+    providers summed into its root.
+    """
+    providers = _get(placement, ctxt,
+                     '/resource_providers')['resource_providers']
+    names = {p['uuid']: p['name'] for p in providers}
+    found = {}
+    for provider in providers:
+        root = provider.get('root_provider_uuid') or provider['uuid']
+        entry = found.setdefault(root, (names.get(root, root), {}))[1]
+        base = '/resource_providers/%s' % provider['uuid']
+        inventories = _get(placement, ctxt, base + '/inventories')
+        usages = _get(placement, ctxt, base + '/usages')['usages']
+        for rc, inventory in inventories['inventories'].items():
+            used, cap = entry.get(rc, (0, 0))
+            entry[rc] = (used + usages.get(rc, 0), cap + capacity(inventory))
+    return found
+
+
+def host_places(ctxt, api):
+    """{host: (zone or None, [aggregate names])} from the api database."""
+    t = api_tables
+
+    def read(ctx):
+        zones = {row.aggregate_id: row.value for row in ctx.session.execute(
+            sa.select(t.aggregate_metadata.c.aggregate_id,
+                      t.aggregate_metadata.c.value).where(
+                t.aggregate_metadata.c.key == 'availability_zone'))}
+        rows = ctx.session.execute(sa.select(
+            t.aggregates.c.id, t.aggregates.c.name,
+            t.aggregate_hosts.c.host).join(
+            t.aggregate_hosts,
+            t.aggregate_hosts.c.aggregate_id == t.aggregates.c.id))
+        places = {}
+        for row in rows:
+            zone, names = places.setdefault(row.host, (None, []))
+            names.append(row.name)
+            if row.id in zones:
+                zone = zones[row.id]
+            places[row.host] = (zone, names)
+        return places
+    return api.reader(read)(ctxt)
+
+
+def node_hosts(ctxt, api):
+    """{compute node uuid: host} over every cell (cell0 has none)."""
+    access = cell_access_mod.CellAccess(api)
+    found = {}
+    for cell in access.cells(ctxt):
+        if cell.uuid == cells.CELL0_UUID:
+            continue
+        try:
+            for node in compute_records.list_compute_nodes(
+                    ctxt, access.database(cell)):
+                found[node['uuid']] = node['host']
+        except Exception:
+            LOG.warning('Capacity report: cannot read the compute nodes '
+                        'of cell %s', cell.name, exc_info=True)
+    return found
+
+
+NO_HEADROOM = ('Headroom and stranded capacity are not available here: '
+               'they need the scheduler\'s headroom function '
+               '(services.scheduler.capacity.headroom), which this '
+               'installation does not have yet.')
+
+
+def collect(ctxt, placement, api, default_zone, headroom=None,
+            no_headroom=NO_HEADROOM):
+    """The Report of the cloud as it is now.
+
+    :param placement: a common.placement.client.PlacementClient.
+    :param api: the api Database.
+    :param default_zone: the zone of hosts in no zone aggregate.
+    :param headroom: ``headroom()`` -> (HeadroomRows, StrandedRows), or
+        None; it may also return None (not available).
+    :param no_headroom: the note the page shows when there is none.
+    """
+    report = Report(generated_at=datetime.datetime.now(
+        datetime.timezone.utc).strftime('%Y-%m-%d %H:%M:%S UTC'))
+    places = host_places(ctxt, api)
+    hosts = node_hosts(ctxt, api)
+    for uuid, (name, usage) in sorted(
+            placement_usage(placement, ctxt).items(),
+            key=lambda item: item[1][0]):
+        host = hosts.get(uuid, name)
+        zone, aggregates = places.get(host, (None, []))
+        report.hosts.append(HostUsage(host=host, zone=zone or default_zone,
+                                      aggregates=sorted(aggregates),
+                                      usage=usage))
+    rows = headroom() if headroom is not None else None
+    if rows is None:
+        report.notes.append(no_headroom)
+    else:
+        report.headroom, report.stranded = rows
+    return report
