@@ -37,7 +37,8 @@ def _numa_spec(vcpus, memory_mb, **extra):
 
 def _boot_until_full(scheduler, spec, limit=100):
     """Servers booted one by one (claims and consumption) until
-    NoValidHost."""
+    NoValidHost.
+    """
     booted = 0
     while booted < limit:
         try:
