@@ -33,6 +33,7 @@ LOG = logging.getLogger(__name__)
 # NOTE: category -> module. Adding a family is one line here plus its module.
 FAMILIES = {
     'api_db': 'services.manage.api_db',
+    'capacity': 'services.manage.capacity',
     'cell_v2': 'services.manage.cell_v2',
     'db': 'services.manage.db',
     'placement': 'services.manage.placement',
