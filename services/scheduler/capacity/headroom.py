@@ -88,6 +88,7 @@ def headroom(scheduler, ctxt, spec, aggregate=None):
     filler = fill.Filler(scheduler.filters, spec)
     hosts = _affinity(scheduler, spec, front.hosts, result)
     group = spec.instance_group
+    before = list(group.hosts) if group is not None else None
     for host in hosts:
         # NOTE: a host's count only depends on its own members of the
         # group: the group's hosts grow while it fills, then go back.
@@ -98,6 +99,9 @@ def headroom(scheduler, ctxt, spec, aggregate=None):
             group.hosts[:] = saved
         result.count(host, outcome.count)
         result.full[pipeline.host_key(host)] = outcome.reason
+    if group is not None:
+        # NOTE: the caller's spec is left as it came.
+        group.hosts[:] = before
     for host in front.hosts:
         result.full.setdefault(pipeline.host_key(host),
                                'affinity: the group lives on another host')

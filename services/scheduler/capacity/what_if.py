@@ -154,9 +154,11 @@ def plan(scheduler, ctxt, servers, lost):
         group = spec.instance_group
         if group is not None:
             # NOTE: one group object per group, shared by its members'
-            # specs, so that each placement counts for the next member.
-            group = spec.instance_group = groups.setdefault(group.uuid,
-                                                            group)
+            # specs, so that each placement counts for the next member;
+            # a copy, so that the caller's specs are left as they were.
+            if group.uuid not in groups:
+                groups[group.uuid] = copy.deepcopy(group)
+            group = spec.instance_group = groups[group.uuid]
             if server.host in group.hosts:
                 group.hosts.remove(server.host)
         specs[server.uuid] = spec

@@ -146,6 +146,7 @@ def test_new_affinity_group_fills_one_host():
                       group=fakes.group(group_obj.AFFINITY))
     result = headroom_mod.headroom(scheduler, None, spec)
     assert result.total == 4 and len(result.per_host) == 1
+    assert spec.instance_group.hosts == []
     assert result.notes[-1].startswith('affinity group')
 
 
