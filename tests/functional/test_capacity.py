@@ -11,6 +11,8 @@ asks the scheduler; both must agree with the boots.
 """
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -62,20 +64,36 @@ def _headroom(stack, flavor):
     return answer
 
 
-def _boot_one_by_one(stack, flavor, count):
+def _boot(stack, flavor, count, hints=None, servers=None):
+    """Boot ``count`` servers one by one; their statuses."""
     api = stack.compute
     statuses = []
+    for index in range(count):
+        server = api.create_server('%s-%d' % (flavor, index),
+                                   stack.flavors[flavor], stack.image,
+                                   hints=hints)
+        servers.append(server['id'])
+        statuses.append(api.wait_for_server(server['id'])['status'])
+    return statuses
+
+
+def _boot_one_by_one(stack, flavor, count, hints=None):
     servers = []
     try:
-        for index in range(count):
-            server = api.create_server('%s-%d' % (flavor, index),
-                                       stack.flavors[flavor], stack.image)
-            servers.append(server['id'])
-            statuses.append(api.wait_for_server(server['id'])['status'])
+        return _boot(stack, flavor, count, hints, servers)
     finally:
         for server_id in servers:
-            api.delete_server(server_id)
-    return statuses
+            stack.compute.delete_server(server_id)
+
+
+def _manage(stack, *args):
+    """(exit code, stdout) of berth-manage (a non-zero code is an answer).
+    """
+    result = subprocess.run(
+        [sys.executable, '-m', 'services.manage.main', '--config-file',
+         stack.conf_file] + list(args), capture_output=True, text=True,
+        timeout=120)
+    return result.returncode, result.stdout
 
 
 @pytest.mark.parametrize('flavor', ['pinned', 'plain'])
@@ -94,3 +112,38 @@ def test_explain_and_what_if_offline(stack):
     assert 'Would select:' in out
     out = stack.manage('capacity', 'what-if', '--lose', 'stack-host0')
     assert out.splitlines()[-1] == 'Result: every server can be re-placed.'
+
+
+def test_anti_affinity_max_server_per_host(stack):
+    group = stack.compute.create_server_group(
+        'spread', 'anti-affinity', rules={'max_server_per_host': 2})
+    hint = 'group=%s' % group
+    answer = json.loads(stack.manage('capacity', 'headroom', '--flavor',
+                                     'plain', '--hint', hint, '--json'))
+    assert answer['total'] == 2 * HOSTS, answer
+    statuses = _boot_one_by_one(stack, 'plain', answer['total'] + 1,
+                                hints={'group': group})
+    assert statuses == ['ACTIVE'] * answer['total'] + ['ERROR']
+
+
+def test_what_if_follows_groups_and_stored_specs(stack):
+    api = stack.compute
+    group = api.create_server_group('pair', 'anti-affinity')
+    servers = []
+    try:
+        assert _boot(stack, 'pinned', 2, {'group': group}, servers) == \
+            ['ACTIVE', 'ACTIVE']
+        lost = sorted(api.get_server(s)['OS-EXT-SRV-ATTR:host']
+                      for s in servers)[0]
+        code, out = _manage(stack, 'capacity', 'what-if', '--lose', lost)
+        # NOTE: the other host holds the group's other member.
+        assert code == 1, out
+        assert 'ServerGroupAntiAffinityFilter' in out
+        assert out.splitlines()[-1] == \
+            'Result: 1 of 1 server(s) cannot be re-placed.'
+    finally:
+        for server_id in servers:
+            api.delete_server(server_id)
+    code, out = _manage(stack, 'capacity', 'what-if', '--lose', lost,
+                        '--json')
+    assert code == 0 and json.loads(out)['complete'], out
