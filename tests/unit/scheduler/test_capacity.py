@@ -208,3 +208,15 @@ def test_what_if_honours_max_server_per_host():
 def test_what_if_of_nothing(count):
     scheduler, _placement = _make([fakes.host('h1')])
     assert what_if.plan(scheduler, None, [], ['h1']).complete
+
+
+def test_manager_answers_the_headroom_rpc():
+    from services.scheduler import manager as manager_mod
+    hosts = [fakes.host('h1', vcpus_total=8)]
+    scheduler, placement = _make(hosts)
+    manager = manager_mod.SchedulerManager(
+        host='sched', source=scheduler.host_manager.source,
+        placement=placement)
+    answer = manager.headroom(None, fakes.spec(vcpus=2).to_primitive(),
+                              aggregate=None)
+    assert answer['total'] == 4 and answer['per_host'] == {'h1': 4}
