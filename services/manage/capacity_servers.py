@@ -33,13 +33,25 @@ def _instances_on(ctx, hosts):
         _IN.host.in_(sorted(hosts)), _IN.deleted == 0).order_by(_IN.uuid)))
 
 
+def _all_compute_hosts(ctxt, source):
+    hosts = set()
+    for _uuid, database in source.cells(ctxt):
+        hosts |= cells_db.read(database, _compute_hosts, ctxt)
+    return hosts
+
+
 def lost_hosts(ctxt, source, args):
     """The host names ``--lose``, ``--lose-aggregate`` or ``--lose-az``
     name; ValueError with the reason when they name nothing.
     """
     if args.lose:
-        return sorted({h.strip() for h in args.lose.split(',')
-                       if h.strip()})
+        named = {h.strip() for h in args.lose.split(',') if h.strip()}
+        known = _all_compute_hosts(ctxt, source)
+        unknown = sorted(named - known)
+        if unknown:
+            raise ValueError('Compute host %s could not be found.'
+                             % ', '.join(unknown))
+        return sorted(named)
     aggregates = source.get_aggregates(ctxt)
     if args.lose_aggregate:
         found = [a for a in aggregates if args.lose_aggregate in
@@ -57,9 +69,8 @@ def lost_hosts(ctxt, source, args):
                 zoned.setdefault(host, set()).add(name)
     hosts = {h for h, names in zoned.items() if zone in names}
     if zone == zones.zone_name(None):
-        for _uuid, database in source.cells(ctxt):
-            hosts |= {h for h in cells_db.read(database, _compute_hosts,
-                                               ctxt) if h not in zoned}
+        hosts |= {h for h in _all_compute_hosts(ctxt, source)
+                  if h not in zoned}
     if not hosts:
         raise ValueError('Availability zone %s has no host.' % zone)
     return sorted(hosts)

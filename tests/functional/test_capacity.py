@@ -147,3 +147,6 @@ def test_what_if_follows_groups_and_stored_specs(stack):
     code, out = _manage(stack, 'capacity', 'what-if', '--lose', lost,
                         '--json')
     assert code == 0 and json.loads(out)['complete'], out
+    code, out = _manage(stack, 'capacity', 'what-if', '--lose', 'nohost')
+    assert (code, out) == (127, 'Compute host nohost could not be '
+                                'found.\n')
