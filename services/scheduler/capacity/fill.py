@@ -66,12 +66,12 @@ class Ledger(object):
                     return False
         return True
 
-    def take(self, alloc_req):
-        """Subtract ``alloc_req`` (it fits)."""
+    def take(self, alloc_req, times=1):
+        """Subtract ``alloc_req`` ``times`` times (it fits)."""
         for rp, alloc in alloc_req['allocations'].items():
             free = self.free[rp]
             for rc, amount in alloc['resources'].items():
-                free[rc] = free.get(rc, 0) - amount
+                free[rc] = free.get(rc, 0) - amount * times
 
     def short(self, alloc_req):
         """'PCPU (2 free, 4 needed)' for the first class ``alloc_req``
@@ -196,8 +196,7 @@ class Filler(object):
             count = ledger.max_fit(requests[0])
             if limit is not None:
                 count = min(count, limit)
-            for _i in range(count):
-                ledger.take(requests[0])
+            ledger.take(requests[0], count)
             return Outcome(count, self.placement_reason(ledger, requests))
         outcome = Outcome()
         while limit is None or outcome.count < limit:
