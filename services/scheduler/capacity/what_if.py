@@ -185,32 +185,43 @@ def _place(world, server, spec):
         return move
     filler = fill.Filler(world.scheduler.filters, spec)
     passing, rejected = _filtered(world, params, spec, hosts, filler)
-    fitting = []
-    for host in passing:
-        requests = [r for r in snapshot.by_root.get(host.uuid, ())
-                    if world.ledger.fits(r)]
-        reason = filler.placement_reason(world.ledger, snapshot.by_root.get(
-            host.uuid, ())) if not requests else filler.fits(host)
-        if reason:
-            rejected[pipeline.host_key(host)] = reason
-        else:
-            fitting.append((host, requests[0]))
+    fitting, requests = _fitting(world, snapshot, filler, passing, rejected)
     if not fitting:
         move.why = _summary(len(hosts), rejected)
         return move
-    weighed = weighers_mod.weigh(world.scheduler.weighers,
-                                 [h for h, _r in fitting], spec)
-    weighed.sort(key=lambda w: (-w.weight, w.obj.host, w.obj.nodename))
-    best = weighed[0]
+    weighed = weighers_mod.weigh(world.scheduler.weighers, fitting, spec)
+    # NOTE: equal weights go to the first host by name, not at random:
+    # the plan must be the same every time for the same cloud.
+    top = weighed[0].weight
+    best = min((w for w in weighed if w.weight == top),
+               key=lambda w: (w.obj.host, w.obj.nodename))
     host = best.obj
-    request = dict((id(h), r) for h, r in fitting)[id(host)]
-    world.ledger.take(request)
+    world.ledger.take(requests[host.uuid])
     filler.consume(host)
     move.destination, move.node = host.host, host.nodename
     move.why = 'best of %d host(s) that fit (weight %.3f)%s' % (
         len(fitting), best.weight,
         '; %s' % _summary(len(hosts), rejected) if rejected else '')
     return move
+
+
+def _fitting(world, snapshot, filler, passing, rejected):
+    """(hosts that can take the server now, {uuid: its allocation
+    request}); the others' reasons go into ``rejected``.
+    """
+    fitting, requests = [], {}
+    fits = world.ledger.fits
+    for host in passing:
+        candidates = snapshot.by_root.get(host.uuid, ())
+        request = next((r for r in candidates if fits(r)), None)
+        reason = filler.placement_reason(world.ledger, candidates) \
+            if request is None else filler.fits(host)
+        if reason:
+            rejected[pipeline.host_key(host)] = reason
+        else:
+            fitting.append(host)
+            requests[host.uuid] = request
+    return fitting, requests
 
 
 def _filtered(world, params, spec, hosts, filler):
