@@ -28,6 +28,9 @@ from services.manage import scheduler as explain_mod
 
 #: Hosts listed in the human-readable headroom (``--json`` has all).
 SHOWN_HOSTS = 50
+#: Seconds a placement call may take: every candidate of a large cloud
+#: is read (the probe already caught an unreachable placement).
+PLACEMENT_TIMEOUT = 60
 
 
 def _pipeline(conf):
@@ -94,7 +97,7 @@ def headroom(conf):
         availability_zone=args.az, hint=args.hint, num_instances=1,
         project_id=args.project_id)
     try:
-        explain_mod.reachable(conf)
+        explain_mod.reachable(conf, PLACEMENT_TIMEOUT)
         spec = explain_mod.build_spec(conf, request)
         result = _run(conf, lambda scheduler, ctxt: headroom_mod.headroom(
             scheduler, ctxt, spec, aggregate=args.aggregate))
@@ -143,7 +146,7 @@ def what_if(conf):
         return 127
 
     try:
-        explain_mod.reachable(conf)
+        explain_mod.reachable(conf, PLACEMENT_TIMEOUT)
     except explain_mod.Unreachable as exc:
         print(str(exc))
         return explain_mod.UNREACHABLE

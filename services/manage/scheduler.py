@@ -68,10 +68,12 @@ def _offline(conf):
     return offline.build(conf)
 
 
-def reachable(conf):
+def reachable(conf, placement_timeout=None):
     """Probe the databases and placement, and keep later waits short
     (services.scheduler.offline); a function, for tests.
 
+    :param placement_timeout: seconds a placement call may take; the
+        offline default when None.
     :raises Unreachable: with the one line to print.
     """
     from services.scheduler import offline
@@ -79,7 +81,7 @@ def reachable(conf):
         offline.check_reachable(conf)
     except offline.Unreachable as exc:
         raise Unreachable(str(exc))
-    offline.fail_fast(conf)
+    offline.fail_fast(conf, placement_timeout or offline.PLACEMENT_TIMEOUT)
 
 
 class Unreachable(Exception):

@@ -106,16 +106,16 @@ def check_reachable(conf=None):
                parsed.port or _DEFAULT_PORTS.get(parsed.scheme, 80))
 
 
-def fail_fast(conf=None):
+def fail_fast(conf=None, placement_timeout=PLACEMENT_TIMEOUT):
     """Keep a dry run's waits short: no database reconnect loop, and a
-    placement timeout of :data:`PLACEMENT_TIMEOUT` unless set lower.
+    placement timeout of ``placement_timeout`` seconds unless set lower.
     """
     conf = conf or CONF
     for group in ('api_database', 'database'):
         conf.set_override('max_retries', 0, group=group)
     timeout = conf.placement.timeout
-    if not timeout or timeout > PLACEMENT_TIMEOUT:
-        conf.set_override('timeout', PLACEMENT_TIMEOUT, group='placement')
+    if not timeout or timeout > placement_timeout:
+        conf.set_override('timeout', placement_timeout, group='placement')
 
 
 def build(conf=None, source=None, placement=None):

@@ -28,7 +28,8 @@ def pipeline(manage, world, monkeypatch):
     scheduler, _placement = test_scheduling.make(
         [fakes.host('h1', vcpus_total=16), fakes.host('h2', vcpus_total=8),
          fakes.host('lost', vcpus_total=8)], filters=None)
-    monkeypatch.setattr(explain_mod, 'reachable', lambda conf: None)
+    monkeypatch.setattr(explain_mod, 'reachable',
+                        lambda conf, timeout=None: None)
     monkeypatch.setattr(capacity, '_pipeline', lambda conf: scheduler)
     return scheduler
 
