@@ -47,6 +47,10 @@ DERIVED_OPTIONS = [
     ('fake_driver', 'host_name_pattern'),
     ('compute', 'cpu_shared_set'),
     ('compute', 'cpu_dedicated_set'),
+    # NOTE: so that berth-manage's dry runs (scheduler explain, capacity)
+    # run the same filters and weighers as the all-in-one's scheduler.
+    ('filter_scheduler', 'enabled_filters'),
+    ('filter_scheduler', 'weight_classes'),
 ]
 
 
@@ -183,6 +187,8 @@ def write_config(conf, state):
             continue
         if isinstance(value, bool):
             value = str(value)
+        elif isinstance(value, (list, tuple)):
+            value = ','.join(str(v) for v in value)
         sections.setdefault(group, []).append('%s = %s' % (name, value))
     lines = ['# Written by berth-all-in-one: the options it derived, for',
              '# berth-manage --config-file %s ...' % state.conf_file]

@@ -15,6 +15,7 @@ import webob
 from services.api import errors
 from services.api.handlers import aggregates
 from services.api.handlers import availability_zones
+from services.api.handlers import capacity
 from services.api.handlers import capacity_report
 from services.api.handlers import flavor_access
 from services.api.handlers import flavor_extra_specs
@@ -130,11 +131,12 @@ ROUTE_DECLARATIONS = {
         'GET': quota_sets.show_quota_detail,
     },
     '/limits': {'GET': limits.show_limits},
-    # Berth extensions (doc/operations.md)
+    # Berth extensions (doc/api.md), under paths of their own.
     '/os-berth-capacity/report': {'GET': capacity_report.show_report},
     '/os-berth-scheduler/decisions/{server_id}': {
         'GET': scheduler_decisions.show_decisions,
     },
+    '/os-berth-capacity/headroom': {'GET': capacity.headroom},
 }
 
 IMAGE_ROUTE_DECLARATIONS = {

@@ -175,3 +175,36 @@ def get_image(ctxt, conf, image_ref):
                  status=record['status'], min_ram=record['min_ram'],
                  min_disk=record['min_disk'],
                  properties=dict(record['properties']))
+
+
+def find_image(ctxt, conf, ref):
+    """The :class:`Image` of an id, or else of a name (as the
+    ``openstack`` client resolves ``--image``).
+
+    :raises ImageNotFound: no image has that id or name, or several
+        have that name (the message then says so).
+    :raises ImageServiceUnavailable: Glance could not be asked.
+    """
+    try:
+        return get_image(ctxt, conf, ref)
+    except ImageNotFound:
+        pass
+    if builtin(conf):
+        found = [r['id'] for r in image_records.list_images(
+            ctxt, project_id=ctxt.project_id, is_admin=ctxt.is_admin,
+            filters={'name': ref})]
+    else:
+        resp = _glance(conf)._get_adapter().get(
+            '/v2/images', params={'name': ref}, raise_exc=False,
+            headers={'Accept': 'application/json'},
+            timeout=conf.glance.timeout or DEFAULT_TIMEOUT)
+        if resp.status_code >= 400:
+            raise ImageServiceUnavailable(
+                reason='GET images answered %d' % resp.status_code)
+        found = [body['id'] for body in resp.json().get('images', [])]
+    if len(found) > 1:
+        raise ImageNotFound(image_id='%s (%d images have that name; use '
+                                     'the id)' % (ref, len(found)))
+    if not found:
+        raise ImageNotFound(image_id=ref)
+    return get_image(ctxt, conf, found[0])

@@ -176,6 +176,10 @@ _OPERATIONS = [
     ('os_compute_api:os-hypervisors:uptime', ADMIN,
      'Show a hypervisor\'s uptime.',
      [('GET', '/os-hypervisors/{hypervisor_id}/uptime')]),
+    # Berth extensions (doc/api.md)
+    ('berth:capacity:headroom', ADMIN,
+     'How many more servers of a flavor fit (a dry run of the scheduler).',
+     [('GET', '/os-berth-capacity/headroom')]),
     # quotas and limits
     ('os_compute_api:os-quota-sets:show', READER, 'Show a project\'s quota.',
      [('GET', '/os-quota-sets/{project_id}')]),

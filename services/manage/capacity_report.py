@@ -47,17 +47,17 @@ def _flavor_names(ctxt, api):
 
 def _headroom_rows(conf, ctxt, api):
     """(HeadroomRows, StrandedRows) of every public flavor, or None when
-    the scheduler's headroom function is not installed.
+    the scheduling pipeline cannot be built (the page says so).
     """
-    try:
-        from services.scheduler.capacity import headroom as headroom_mod
-    except ImportError:
-        return None
     from services.manage import scheduler as scheduler_cmd
-    from services.scheduler import manager as scheduler_manager
-    # NOTE: a scheduler of this process over the databases; headroom
-    # claims nothing.
-    scheduler = scheduler_manager.SchedulerManager().scheduler
+    from services.scheduler.capacity import headroom as headroom_mod
+    from services.scheduler import offline
+    # NOTE: the pipeline built in this process over the databases and
+    # placement, as "capacity headroom" runs it; headroom claims nothing.
+    try:
+        scheduler = offline.build(conf)
+    except offline.Unreachable:
+        return None
     rows, stranded = [], []
     for name in _flavor_names(ctxt, api):
         spec = scheduler_cmd.build_spec(conf, argparse.Namespace(
@@ -69,8 +69,15 @@ def _headroom_rows(conf, ctxt, api):
                                             dict(found.per_zone)))
         for rc, item in sorted(found.stranded.items()):
             stranded.append(report_data.StrandedRow(
-                name, rc, item['free'], item['hosts'], item['reason']))
+                name, rc, item['free'], item['hosts'],
+                _reasons(item.get('by_reason') or {})))
     return rows, stranded
+
+
+def _reasons(by_reason):
+    """One line of the reasons free capacity is stranded, largest first."""
+    return '; '.join('%s (%d)' % (reason, amount) for reason, amount in
+                     sorted(by_reason.items(), key=lambda i: (-i[1], i[0])))
 
 
 def build(conf, ctxt):

@@ -5,23 +5,29 @@
 
 (``scheduler why``, why a server *is* where it is, is in scheduler_why.)
 
-    scheduler explain --flavor F [--image ID] [--image-property K=V ...]
+    scheduler explain --flavor F [--image ID|NAME] [--image-property K=V ...]
                       [--availability-zone AZ[:HOST[:NODE]]]
                       [--hint K=V ...] [--num-instances N]
-                      [--project-id P] [--json]
+                      [--project-id P] [--json] [--via-scheduler]
 
-A dry run through the running schedulers (their ``explain`` RPC): the
-same request filters, placement query, filters and weighers as a boot,
-but nothing is claimed. The flavor is read from the api database (by id
-or name); the image's properties come from the image catalog
-(``--image``) and/or the command line. Prints, for each stage, how many
-hosts went in and out and why, then the best hosts with each weigher's
-share. Exit code 0 when the request would be placed, 1 when not (the
-summary says why), 127 for invalid input.
+A dry run of the scheduling pipeline, built in this process from the
+configuration (services.scheduler.offline): the same request filters,
+placement query, filters and weighers as a boot, but nothing is claimed.
+It needs the databases and placement, not a running scheduler, so it
+answers against an all-in-one (``--config-file <state>/berth.conf``).
+``--via-scheduler`` asks a running scheduler instead (its ``explain``
+RPC), giving up after ``--timeout`` seconds. The flavor is read from the
+api database (by id or name); the image's properties come from the image
+catalog (``--image``, an id or a name) and/or the command line. Prints,
+for each stage, how many hosts went in and out and why, then the best
+hosts with each weigher's share. Exit code 0 when the request would be
+placed, 1 when not (the summary says why), 2 when the cloud cannot be
+reached (one line says which part), 127 for invalid input.
 """
 
 import json
 import logging
+import threading
 
 import sqlalchemy as sa
 
@@ -45,10 +51,43 @@ def _api(conf):
     return cells.configure_api(conf)
 
 
+#: Seconds ``--via-scheduler`` waits for a scheduler by default.
+RPC_TIMEOUT = 5
+#: Exit code when the cloud (databases, placement, scheduler) is
+#: unreachable.
+UNREACHABLE = 2
+
+
 def _scheduler():
     """The scheduler client; RPC is initialized around the call."""
     from services.scheduler import rpcapi as scheduler_rpcapi
     return scheduler_rpcapi.SchedulerAPI()
+
+
+def _offline(conf):
+    """The pipeline built in this process (a function, for tests)."""
+    from services.scheduler import offline
+    return offline.build(conf)
+
+
+def reachable(conf, placement_timeout=None):
+    """Probe the databases and placement, and keep later waits short
+    (services.scheduler.offline); a function, for tests.
+
+    :param placement_timeout: seconds a placement call may take; the
+        offline default when None.
+    :raises Unreachable: with the one line to print.
+    """
+    from services.scheduler import offline
+    try:
+        offline.check_reachable(conf)
+    except offline.Unreachable as exc:
+        raise Unreachable(str(exc))
+    offline.fail_fast(conf, placement_timeout or offline.PLACEMENT_TIMEOUT)
+
+
+class Unreachable(Exception):
+    """The cloud cannot be reached; the message is the one line."""
 
 
 class InvalidInput(Exception):
@@ -82,22 +121,24 @@ def _pairs(values, what):
     return result
 
 
-def _image(ctxt, conf, image_id, properties):
+def _image(ctxt, conf, ref, properties):
     props = {}
     name = ''
-    if image_id:
+    image_id = ref
+    if ref:
         try:
             # NOTE: the API's image lookup (Glance or the built-in
             # catalog), so that explain sees what a boot would.
             from services.api import images as image_api
-            image = image_api.get_image(ctxt, conf, image_id)
+            image = image_api.find_image(ctxt, conf, ref)
         except ImportError:
             raise InvalidInput('no image catalog in this installation; '
                                'use --image-property')
         except Exception as exc:
-            raise InvalidInput('image %s: %s' % (image_id, exc))
+            raise InvalidInput('image %s: %s' % (ref, exc))
         props.update(getattr(image, 'properties', {}) or {})
         name = getattr(image, 'name', '') or ''
+        image_id = image.id
     props.update({k: v[-1] for k, v in properties.items()})
     return image_obj.ImageMeta(id=image_id, name=name, properties=props)
 
@@ -184,6 +225,57 @@ def render(spec, explanation):
     return lines
 
 
+def _via_scheduler(conf, spec, timeout):
+    """The running schedulers' explanation, or Unreachable within about
+    ``timeout`` seconds (a transport that cannot connect may block
+    longer than the call's own timeout: the call runs in a thread).
+    """
+    started = not rpc.initialized()
+    if started:
+        rpc.init(conf)
+    answer = {}
+
+    def call():
+        try:
+            answer['result'] = _scheduler().explain(
+                context.get_admin_context(), spec, timeout=timeout)
+        except Exception as exc:
+            answer['error'] = exc
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(timeout + 2)
+    if worker.is_alive() or 'error' in answer:
+        # NOTE: no rpc.cleanup() here: it would wait for the stuck call.
+        error = answer.get('error')
+        raise Unreachable('no scheduler answered within %ss%s' % (
+            timeout, ': %s' % type(error).__name__ if error else ''))
+    if started:
+        rpc.cleanup()
+    return answer['result']
+
+
+def _explanation(conf, args, spec):
+    """The explanation, offline or from a scheduler.
+
+    :raises Unreachable: with the one line to print.
+    """
+    if args.via_scheduler:
+        return _via_scheduler(conf, spec, args.timeout)
+    from services.scheduler import offline
+    try:
+        scheduler = _offline(conf)
+        return offline.explain(scheduler, context.get_admin_context(), spec)
+    except offline.Unreachable as exc:
+        raise Unreachable(str(exc))
+    except Exception as exc:
+        # NOTE: a database or placement that fails mid-way (the probe
+        # passed): one line, not a traceback.
+        LOG.debug('Dry run failed', exc_info=True)
+        raise Unreachable('the dry run failed: %s' % (
+            str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
+
+
 def explain(conf):
     """The command; see the module docstring."""
     args = conf.category
@@ -191,19 +283,23 @@ def explain(conf):
         print('--num-instances must be at least 1.')
         return 127
     try:
+        reachable(conf)
         spec = build_spec(conf, args)
     except InvalidInput as exc:
         print(str(exc))
         return 127
-    started = not rpc.initialized()
-    if started:
-        rpc.init(conf)
+    except Unreachable as exc:
+        print(str(exc))
+        return UNREACHABLE
+    except Exception as exc:
+        print('Cannot read the request: %s' % (
+            str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
+        return UNREACHABLE
     try:
-        explanation = _scheduler().explain(context.get_admin_context(),
-                                           spec)
-    finally:
-        if started:
-            rpc.cleanup()
+        explanation = _explanation(conf, args, spec)
+    except Unreachable as exc:
+        print(str(exc))
+        return UNREACHABLE
     if args.json:
         print(json.dumps(explanation, indent=2, sort_keys=True))
     else:
@@ -220,7 +316,8 @@ def add_parsers(subparsers):
     cmd = commands.add_parser(
         'explain', help='Dry run: where would this request go, and why.')
     cmd.add_argument('--flavor', required=True, help='Flavor id or name.')
-    cmd.add_argument('--image', help='Image id (its properties count).')
+    cmd.add_argument('--image', help='Image id or name (its properties '
+                                     'count).')
     cmd.add_argument('--image-property', dest='image_property',
                      action='append', metavar='KEY=VALUE',
                      help='An image property (repeatable).')
@@ -234,6 +331,13 @@ def add_parsers(subparsers):
     cmd.add_argument('--project-id', dest='project_id', default='admin')
     cmd.add_argument('--json', action='store_true',
                      help='Print the explanation as JSON.')
+    cmd.add_argument('--via-scheduler', dest='via_scheduler',
+                     action='store_true',
+                     help='Ask a running scheduler over RPC instead of '
+                          'running the pipeline in this process.')
+    cmd.add_argument('--timeout', type=int, default=RPC_TIMEOUT,
+                     help='Seconds --via-scheduler waits (default %d).'
+                          % RPC_TIMEOUT)
     cmd.set_defaults(action_fn=explain)
     from services.manage import scheduler_why
     scheduler_why.add_parser(commands)

@@ -17,18 +17,20 @@ from common import manager
 from common.objects import request_spec as spec_obj
 from common.placement import client as placement_client
 from common import rpc
+from services.scheduler.capacity import headroom as headroom_mod
 from services.scheduler.client import placement as placement_mod
 from services.scheduler import decision_record
 from services.scheduler import host_manager as host_manager_mod
 from services.scheduler import host_state
 from services.scheduler import loading
+from services.scheduler import offline
 from services.scheduler import scheduling
 
 LOG = logging.getLogger(__name__)
 
 
 class SchedulerManager(manager.Manager):
-    """Answers select_destinations, explain and cache updates."""
+    """Answers select_destinations, explain, headroom and cache updates."""
 
     target = messaging.Target(version='1.0')
 
@@ -79,12 +81,17 @@ class SchedulerManager(manager.Manager):
             ``summary`` says why when nothing fits.
         """
         spec = spec_obj.RequestSpec.from_primitive(request_spec)
-        try:
-            _sel, explanation = self.scheduler.select_destinations(
-                ctxt, spec, [], return_alternates=False, dry_run=True)
-        except scheduling.NoValidHost as exc:
-            explanation = exc.explanation
-        return explanation
+        return offline.explain(self.scheduler, ctxt, spec)
+
+    def headroom(self, ctxt, request_spec, aggregate=None):
+        """How many more servers of this request fit (nothing claimed).
+
+        :returns: the :class:`~services.scheduler.capacity.headroom.
+            Headroom` as a dict.
+        """
+        spec = spec_obj.RequestSpec.from_primitive(request_spec)
+        return headroom_mod.headroom(self.scheduler, ctxt, spec,
+                                     aggregate=aggregate).to_dict()
 
     def update_aggregates(self, ctxt):
         """An aggregate changed somewhere: reload them on next use."""

@@ -10,6 +10,8 @@ from common.objects import selection as selection_obj
 from common import rpc
 
 RPC_TOPIC = 'scheduler'
+#: Seconds a headroom call may take (it reads every candidate).
+HEADROOM_TIMEOUT = 60
 # Release name -> the newest version that release's schedulers understand.
 VERSION_ALIASES = {}
 
@@ -28,7 +30,8 @@ class SchedulerAPI(object):
 
     * 1.0 - Initial version: select_destinations (each Selection with its
       host's cell_uuid and availability_zone), explain,
-      update_aggregates, update_instance_info, delete_instance_info.
+      update_aggregates, update_instance_info, delete_instance_info,
+      headroom.
     """
 
     def __init__(self, select_timeout=None):
@@ -66,13 +69,29 @@ class SchedulerAPI(object):
         return [[selection_obj.Selection.from_primitive(s) for s in per]
                 for per in result]
 
-    def explain(self, ctxt, spec):
+    def explain(self, ctxt, spec, timeout=None):
         """A dry run: the explanation of where ``spec`` would go.
 
+        :param timeout: seconds to wait; default ``rpc_response_timeout``.
         :returns: the explanation dict (nothing is claimed).
         """
-        cctxt = self.client.prepare(version='1.0')
+        options = {'timeout': timeout} if timeout else {}
+        cctxt = self.client.prepare(version='1.0', **options)
         return cctxt.call(ctxt, 'explain', request_spec=spec.to_primitive())
+
+    def headroom(self, ctxt, spec, aggregate=None, timeout=None):
+        """How many more servers of ``spec`` fit (a call, nothing
+        claimed).
+
+        :param aggregate: count only hosts in this aggregate.
+        :param timeout: seconds; default :data:`HEADROOM_TIMEOUT`.
+        :returns: the Headroom dict (see services.scheduler.capacity).
+        :raises oslo_messaging.MessagingTimeout: no scheduler answered.
+        """
+        cctxt = self.client.prepare(version='1.0',
+                                    timeout=timeout or HEADROOM_TIMEOUT)
+        return cctxt.call(ctxt, 'headroom', request_spec=spec.to_primitive(),
+                          aggregate=aggregate)
 
     def update_aggregates(self, ctxt):
         """Tell every scheduler that aggregates changed (fanout)."""

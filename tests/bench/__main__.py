@@ -15,6 +15,9 @@ import sys
 
 # NOTE: name -> (module, one-line help). Keep it sorted.
 BENCHMARKS = {
+    'capacity': ('tests.bench.capacity',
+                 'headroom over 1000 and 10000 hosts, what-if of one host '
+                 'of 100 servers on 1000 hosts (in process)'),
     'compute': ('tests.bench.compute',
                 'cost of one periodic resource update: a node with 0 to '
                 '500 instances, one agent simulating 1000 hosts'),

@@ -36,3 +36,16 @@ def test_a_config_file_still_wins(tmp_path):
                          'enabled_filters = ComputeFilter\n')
     conf = _conf(tmp_path, '--config-file', str(conf_file))
     assert conf.filter_scheduler.enabled_filters == ['ComputeFilter']
+
+
+def test_the_written_config_carries_the_schedulers_filters(tmp_path):
+    """berth-manage's dry runs read them from <state>/berth.conf."""
+    conf = _conf(tmp_path)
+    state = state_mod.StateDir(str(tmp_path))
+    path = state_mod.write_config(conf, state)
+    again = cfg.ConfigOpts()
+    opts.register_all(again)
+    again(['--config-file', path])
+    assert again.filter_scheduler.enabled_filters == \
+        conf.filter_scheduler.enabled_filters
+    assert again.filter_scheduler.weight_classes == ['all']

@@ -64,9 +64,22 @@ ALLOWED = {
      'services.scheduler.capacity.headroom'):
         '"capacity report" draws the headroom the scheduler\'s own '
         'headroom function computes, so that both agree',
-    ('services.manage.capacity_report', 'services.scheduler.manager'):
-        '"capacity report" builds the scheduler (its filters and weighers '
-        'as configured) that the headroom function runs on',
+    ('services.manage.capacity_report', 'services.scheduler.offline'):
+        '"capacity report" builds the scheduling pipeline (its filters and '
+        'weighers as configured) that the headroom function runs on',
+    ('services.manage.scheduler', 'services.scheduler.offline'):
+        '"scheduler explain" runs the scheduling pipeline in berth-manage '
+        '(nothing claimed), so that it answers without a reachable '
+        'scheduler (the all-in-one\'s in-process transport)',
+    ('services.manage.capacity', 'services.scheduler.capacity.headroom'):
+        '"capacity headroom" runs the scheduler\'s headroom on the '
+        'offline pipeline; the API asks the scheduler for the same answer',
+    ('services.manage.capacity', 'services.scheduler.capacity.what_if'):
+        '"capacity what-if" plans the re-placement of lost hosts\' '
+        'servers on the offline pipeline',
+    ('services.manage.capacity', 'services.scheduler.offline'):
+        'capacity answers need the scheduler\'s errors for an unreachable '
+        'cloud (offline.Unreachable)',
     ('services.manage.scheduler', 'services.api.images'):
         '"scheduler explain --image" resolves an image the way a boot does '
         '(Glance or the built-in catalog)',

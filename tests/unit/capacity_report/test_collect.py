@@ -5,8 +5,6 @@
 process) and an api database, and ``berth-manage capacity report``.
 """
 
-import sys
-import types
 import uuid
 
 import pytest
@@ -17,6 +15,8 @@ from common.db import api_tables
 from common.placement import client as placement_client
 from common.placement import microversions
 from services.manage import capacity_report
+from services.scheduler.capacity import headroom as headroom_mod
+from services.scheduler import offline
 from tests.unit.capacity_report import fixtures
 from tests.unit.compute import fakes as compute_fakes
 from tests.unit.db import records_fixtures as fx
@@ -100,8 +100,10 @@ def test_headroom_rows_given_by_the_caller(cloud):
 
 def test_the_command_writes_an_offline_page(cloud, monkeypatch, tmp_path,
                                             capsys):
-    # NOTE: as long as the headroom module is not installed.
-    monkeypatch.setitem(sys.modules, 'services.scheduler.capacity', None)
+    # NOTE: no scheduling pipeline can be built here.
+    def unreachable(conf):
+        raise offline.Unreachable('placement is down')
+    monkeypatch.setattr(offline, 'build', unreachable)
     path = tmp_path / 'report.html'
     client, api = cloud
     monkeypatch.setattr(capacity_report, '_api', lambda conf: api)
@@ -119,32 +121,24 @@ class _Headroom(object):
     total = 5
     per_zone = {'az1': 2, 'nova': 3}
     stranded = {'MEMORY_MB': {'free': 2560, 'hosts': 1,
-                              'reason': 'no VCPU left'}}
+                              'by_reason': {'no VCPU left': 2560}}}
 
 
 def test_the_command_wires_the_headroom_function(cloud, monkeypatch,
                                                  tmp_path):
     client, api = cloud
     calls = []
-    package = types.ModuleType('services.scheduler.capacity')
-    module = types.ModuleType('services.scheduler.capacity.headroom')
 
     def headroom(scheduler, ctxt, spec):
         calls.append((scheduler, spec.flavor.name))
         return _Headroom()
-    module.headroom = headroom
-    package.headroom = module
-    monkeypatch.setitem(sys.modules, 'services.scheduler.capacity', package)
-    monkeypatch.setitem(sys.modules, 'services.scheduler.capacity.headroom',
-                        module)
     from services.manage import scheduler as scheduler_cmd
-    from services.scheduler import manager as scheduler_manager
+    monkeypatch.setattr(headroom_mod, 'headroom', headroom)
     monkeypatch.setattr(scheduler_cmd, '_api', lambda conf: api)
-    monkeypatch.setattr(scheduler_manager, 'SchedulerManager',
-                        lambda: types.SimpleNamespace(scheduler='sched'))
+    monkeypatch.setattr(offline, 'build', lambda conf: 'sched')
     rows, stranded = capacity_report._headroom_rows(CONF, fx.ctxt(), api)
     assert calls == [('sched', 'm1.small')]
     assert rows == [data.HeadroomRow('m1.small', 5, {'az1': 2,
                                                      'nova': 3})]
     assert stranded == [data.StrandedRow('m1.small', 'MEMORY_MB', 2560, 1,
-                                         'no VCPU left')]
+                                         'no VCPU left (2560)')]

@@ -30,8 +30,11 @@ class _Scheduler(object):
         self.answer = answer
         self.specs = []
 
-    def explain(self, ctxt, spec):
+    def explain(self, ctxt, spec, timeout=None):
         self.specs.append(spec)
+        self.timeout = timeout
+        if isinstance(self.answer, Exception):
+            raise self.answer
         return self.answer
 
 
@@ -47,13 +50,15 @@ def explain(manage, world, monkeypatch):
     world.api.writer(insert)(fx.ctxt())
     rpc.register_opts(CONF)
     CONF.set_override('transport_url', 'fake:///')
+    monkeypatch.setattr(scheduler, 'reachable', lambda conf: None)
 
     def run(answer, **args):
         fake = _Scheduler(answer)
         monkeypatch.setattr(scheduler, '_scheduler', lambda: fake)
         values = dict(flavor='m1.pinned', image=None, image_property=None,
                       availability_zone=None, hint=None, num_instances=1,
-                      project_id='admin', json=False)
+                      project_id='admin', json=False, via_scheduler=True,
+                      timeout=5)
         values.update(args)
         code = manage(scheduler.explain, 'scheduler', **values)
         return code, fake.specs[0] if fake.specs else None
@@ -95,3 +100,32 @@ def test_explain_refuses_bad_input(explain, capsys):
         'hw_cpu_thread_policy=avoid']) == (127, None)
     assert explain(EXPLAINED, hint=['group=nope']) == (127, None)
     assert explain(EXPLAINED, num_instances=0) == (127, None)
+
+
+def test_unreachable_scheduler_is_one_line(explain, capsys):
+    code, _spec = explain(RuntimeError('MessagingTimeout'))
+    assert code == scheduler.UNREACHABLE
+    assert capsys.readouterr().out == \
+        'no scheduler answered within 5s: RuntimeError\n'
+
+
+def test_offline_dry_run_is_the_default(explain, monkeypatch, capsys):
+    from tests.unit.scheduler import fakes as sched_fakes
+    from tests.unit.scheduler import test_scheduling
+    pipeline, _placement = test_scheduling.make(
+        [sched_fakes.host('h1'), sched_fakes.host('h2')], filters=[])
+    monkeypatch.setattr(scheduler, '_offline', lambda conf: pipeline)
+    code, spec = explain(EXPLAINED, via_scheduler=False, image_property=[
+        'hw_cpu_policy=shared'], flavor='m1.pinned')
+    assert spec is None                 # the RPC client was not asked
+    out = capsys.readouterr().out.splitlines()
+    # NOTE: the fake placement has no PCPU: the pinned flavor fits nowhere.
+    assert code == 1 and out[-1].startswith('No valid host')
+
+    def down(conf):
+        raise scheduler.Unreachable('the api database at db:3306 is '
+                                    'unreachable: Connection refused')
+    monkeypatch.setattr(scheduler, 'reachable', down)
+    code, _spec = explain(EXPLAINED, via_scheduler=False)
+    assert code == scheduler.UNREACHABLE
+    assert capsys.readouterr().out.count('\n') == 1
