@@ -116,6 +116,12 @@ ROUTE_DECLARATIONS = {
     '/os-hypervisors/{hypervisor_id}/uptime': {
         'GET': hypervisors.hypervisor_uptime,
     },
+    '/os-hypervisors/{pattern}/search': {
+        'GET': hypervisors.search_hypervisors,
+    },
+    '/os-hypervisors/{pattern}/servers': {
+        'GET': hypervisors.hypervisor_servers,
+    },
     '/os-quota-sets/{project_id}': {
         'GET': quota_sets.show_quota,
         'PUT': quota_sets.update_quota,
@@ -234,6 +240,8 @@ class Dispatcher(object):
         path = req.path_info or '/'
         if path == '/':
             return root.versions, {}
+        if path in ('/v2', '/v2/') and req.method == 'GET':
+            return root.version_v20, {}
         if path == '/image' or path.startswith('/image/'):
             return self.image.handler_for(req.method, path)
         if path == '/identity' or path.startswith('/identity/'):

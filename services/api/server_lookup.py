@@ -35,9 +35,11 @@ def _not_found(uuid):
     return errors.NotFound('Instance %s could not be found.' % uuid)
 
 
-def find(ctxt, uuid):
+def find(ctxt, uuid, read_deleted=False):
     """(Instance, CellMapping or None for a build request) of a server.
 
+    :param read_deleted: also find a deleted server (its mapping and row
+        stay until archived).
     :raises errors.NotFound: no such (live) server.
     """
     mapping = boot_records.get_instance_mapping(ctxt, uuid)
@@ -57,7 +59,8 @@ def find(ctxt, uuid):
         raise _not_found(uuid)
     try:
         instance = instance_records.get_instance(
-            ctxt, cell_hosts.database(cell), uuid)
+            ctxt, cell_hosts.database(cell), uuid,
+            read_deleted=read_deleted)
     except exception.InstanceNotFound:
         raise _not_found(uuid)
     instance.cell_uuid = cell.uuid

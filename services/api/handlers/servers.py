@@ -105,8 +105,10 @@ def list_servers_detail(req):
     return _list(req, 'os_compute_api:servers:detail', detail=True)
 
 
-def find_authorized(req, action):
+def find_authorized(req, action, read_deleted=False):
     """(Instance, cell) of ``server_id`` if the caller may ``action`` it.
+
+    ``read_deleted`` also finds a deleted server.
 
     NOTE: as Nova, whose database reads are limited to the caller's
     project unless the caller is an admin: another project's server is
@@ -118,7 +120,8 @@ def find_authorized(req, action):
     """
     ctx = util.context(req)
     server_id = req.urlvars['server_id']
-    instance, cell = server_lookup.find(ctx, server_id)
+    instance, cell = server_lookup.find(ctx, server_id,
+                                        read_deleted=read_deleted)
     if not ctx.is_admin and instance.project_id != ctx.project_id:
         raise errors.NotFound('Instance %s could not be found.' % server_id)
     policies.authorize(req, action, {'project_id': instance.project_id,
@@ -315,8 +318,11 @@ def update_server(req):
         instance = instance_records.update_instance(
             util.context(req), cell_hosts.database(cell), instance.uuid,
             {'display_name': data['name']})
-    return util.json_response(
-        {'server': server_view.Viewer(req).detail(instance, cell)})
+    body = server_view.Viewer(req).update_view(instance, cell)
+    if util.at_least(req, SERVER_GROUPS_VERSION):
+        body['server_groups'] = group_records.groups_of_instance(
+            util.context(req), instance.uuid)
+    return util.json_response({'server': body})
 
 
 def delete_server(req):

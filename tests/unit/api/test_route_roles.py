@@ -123,6 +123,9 @@ TABLE = [
     _row('GET', '/os-hypervisors/{hypervisor_id}', ADMIN_ONLY),
     # NOTE: allowed, and then 501 as Nova's for drivers without uptime.
     _row('GET', '/os-hypervisors/{hypervisor_id}/uptime', _admin(501)),
+    # NOTE: removed at 2.53: a 404 at the table's version, after policy.
+    _row('GET', '/os-hypervisors/{pattern}/search', _admin(404)),
+    _row('GET', '/os-hypervisors/{pattern}/servers', _admin(404)),
     _row('GET', '/os-quota-sets/{project_id}', _statuses(200, 200, 200,
                                                          403)),
     _row('PUT', '/os-quota-sets/{project_id}', ADMIN_ONLY,
@@ -246,6 +249,9 @@ class Fixtures(object):
     def hypervisor_id(self, values):
         return self._host()[1]
 
+    def pattern(self, values):
+        return self._host()[0]
+
     def project_id(self, values):
         return 'projA'
 
@@ -261,7 +267,7 @@ class Fixtures(object):
         values = {}
         for name in ('server_id', 'flavor_id', 'aggregate_id', 'group_id',
                      'service_id', 'hypervisor_id', 'project_id',
-                     'image_id'):
+                     'image_id', 'pattern'):
             if '{%s}' % name in route:
                 values[name] = getattr(self, name)(values)
         return _full_path(route).format(**values)
