@@ -29,6 +29,7 @@ from services.api.handlers import server_actions
 from services.api.handlers import server_groups
 from services.api.handlers import servers
 from services.api.handlers import services
+from services.api.handlers import simple_tenant_usage
 from services.api import router
 from services.api import util
 
@@ -134,6 +135,10 @@ ROUTE_DECLARATIONS = {
         'GET': quota_sets.show_quota_detail,
     },
     '/limits': {'GET': limits.show_limits},
+    '/os-simple-tenant-usage': {'GET': simple_tenant_usage.list_usage},
+    '/os-simple-tenant-usage/{tenant_id}': {
+        'GET': simple_tenant_usage.show_usage,
+    },
 }
 
 IMAGE_ROUTE_DECLARATIONS = {

@@ -163,6 +163,11 @@ def _datetime(value):
     return timeutils.normalize_time(value)
 
 
+def to_naive(value):
+    """``value`` (datetime or ISO string) as a naive UTC datetime."""
+    return _datetime(value)
+
+
 def iso(value):
     """``value`` (datetime or ISO string, UTC) as Nova writes resource
     times: ``2024-01-02T03:04:05Z``; None stays None.

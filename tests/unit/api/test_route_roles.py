@@ -135,6 +135,9 @@ TABLE = [
     _row('GET', '/os-quota-sets/{project_id}/detail', _statuses(200, 200,
                                                                 200, 403)),
     _row('GET', '/limits', ALL_200),
+    _row('GET', '/os-simple-tenant-usage', ADMIN_ONLY),
+    _row('GET', '/os-simple-tenant-usage/{tenant_id}', _statuses(200, 200,
+                                                                 200, 403)),
     # the built-in image catalog
     _row('GET', '/image', ALL_200),
     _row('GET', '/image/v2/images', ALL_200),
@@ -255,6 +258,8 @@ class Fixtures(object):
     def project_id(self, values):
         return 'projA'
 
+    tenant_id = project_id
+
     def image_id(self, values):
         status, body, _r = self.client.post('/image/v2/images', {
             'name': 'img', 'disk_format': 'raw', 'container_format': 'bare',
@@ -267,7 +272,7 @@ class Fixtures(object):
         values = {}
         for name in ('server_id', 'flavor_id', 'aggregate_id', 'group_id',
                      'service_id', 'hypervisor_id', 'project_id',
-                     'image_id', 'pattern'):
+                     'image_id', 'pattern', 'tenant_id'):
             if '{%s}' % name in route:
                 values[name] = getattr(self, name)(values)
         return _full_path(route).format(**values)
