@@ -4,7 +4,8 @@
 """Bodies and headers shaped as Nova's API reference describes them:
 quota sets and limits per microversion, the update view, pre-2.53
 hypervisor ids and sub-resources, deleted servers' actions, request id
-headers, the version list and Nova's binary names.
+headers, the version list, Nova's binary names, access addresses,
+network uuids and the changes-since/changes-before filters.
 """
 
 import datetime
@@ -12,6 +13,7 @@ import datetime
 from common.db import cell_tables
 from common.db import cells
 from common.db import instance_records
+from tests.unit.api import helpers
 from tests.unit.api.helpers import V
 
 _NETWORK_QUOTAS = {'fixed_ips', 'floating_ips', 'security_groups',
@@ -216,3 +218,104 @@ def test_services_under_nova_binary_names(world, override):
     # the records keep Berth's names
     assert {r['binary'] for r in world.rows('cell1', cell_tables.services)} \
         == {'berth-compute', 'berth-conductor', 'berth-scheduler'}
+
+
+def _boot_setup(world):
+    world.add_host('node1')
+    return (helpers.make_flavor(world.client),
+            helpers.make_image(world.client))
+
+
+def test_access_ips_validated_stored_and_shown(world):
+    flavor, image = _boot_setup(world)
+    status, body = helpers.boot(world.client, flavor, image,
+                                accessIPv4='192.0.2.7',
+                                accessIPv6='2001:db8::7')
+    assert status == 202, body
+    show = world.client.get(V + '/servers/%s' % body['server']['id'])[1]
+    assert (show['server']['accessIPv4'], show['server']['accessIPv6']) == (
+        '192.0.2.7', '2001:db8::7')
+    for field, value in (('accessIPv4', '1.2.3.4.5'),
+                         ('accessIPv4', '2001:db8::1'),
+                         ('accessIPv6', 'not-an-ip')):
+        status, body = helpers.boot(world.client, flavor, image,
+                                    **{field: value})
+        assert status == 400, body
+        assert field in body['badRequest']['message']
+    uuid = world.add_instance('cell1', host='node1')
+    url = V + '/servers/%s' % uuid
+    status, body, _ = world.client.put(url, {'server': {
+        'accessIPv4': '198.51.100.1', 'accessIPv6': '2001:db8::1'}})
+    assert status == 200, body
+    assert body['server']['accessIPv4'] == '198.51.100.1'
+    show = world.client.get(url)[1]['server']
+    assert (show['accessIPv4'], show['accessIPv6'], show['name']) == (
+        '198.51.100.1', '2001:db8::1', body['server']['name'])
+    status, body, _ = world.client.put(url, {'server': {
+        'accessIPv6': '1.2.3.4'}})
+    assert status == 400
+    assert world.client.get(url)[1]['server']['accessIPv6'] == '2001:db8::1'
+
+
+def test_malformed_network_uuid_is_400(world):
+    flavor, image = _boot_setup(world)
+    body = {'server': {'name': 'vm', 'flavorRef': flavor, 'imageRef': image,
+                       'networks': [{'uuid': 'not-a-uuid'}]}}
+    status, data, _ = world.client.post(V + '/servers', body)
+    assert status == 400
+    assert data['badRequest']['message'] == (
+        'Bad networks format: network uuid is not in proper format '
+        '(not-a-uuid)')
+    body['server']['networks'] = [{'port': 'nope'}]
+    assert world.client.post(V + '/servers', body)[0] == 400
+    body['server']['networks'] = [
+        {'uuid': '6e6f7a1e-62b0-4c43-9a1f-6a1a3c9e0c11'}]
+    assert world.client.post(V + '/servers', body)[0] == 202
+
+
+def _set_updated(world, uuid, when):
+    engine = cells.get_cell_database(world.urls['cell1']).engine()
+    table = cell_tables.instances
+    with engine.begin() as conn:
+        conn.execute(table.update().where(table.c.uuid == uuid).values(
+            updated_at=when))
+
+
+def _listed(world, query, version='2.79'):
+    status, body, _ = world.client.get(V + '/servers/detail?' + query,
+                                       version=version)
+    assert status == 200, body
+    return {s['id']: s['status'] for s in body['servers']}
+
+
+def test_changes_since_and_before(world):
+    world.add_host('node1')
+    old = world.add_instance('cell1', host='node1')
+    new = world.add_instance('cell1', host='node1')
+    gone = world.add_instance('cell1', host='node1')
+    instance_records.destroy_instance(
+        world.admin_context(), cells.get_cell_database(world.urls['cell1']),
+        gone)
+    _set_updated(world, old, datetime.datetime(2026, 1, 1))
+    _set_updated(world, new, datetime.datetime(2026, 6, 1))
+    _set_updated(world, gone, datetime.datetime(2026, 6, 2))
+    assert _listed(world, 'changes-since=2026-03-01T00:00:00Z') == {
+        new: 'ACTIVE', gone: 'DELETED'}
+    assert set(_listed(world, 'changes-before=2026-03-01T00:00:00Z')) == {
+        old}
+    assert set(_listed(world, 'changes-since=2026-01-01T00:00:00&'
+                              'changes-before=2026-06-01T12:00:00')) == {
+        old, new}
+    # changes-before is 2.66's: ignored before.
+    assert set(_listed(world, 'changes-before=2026-03-01T00:00:00Z',
+                       version='2.65')) == {old, new}
+    for query in ('changes-since=yesterday', 'changes-before=2026-99-01'):
+        status, body, _ = world.client.get(V + '/servers?' + query)
+        assert status == 400, query
+        assert 'date-time' in body['badRequest']['message']
+    status, body, _ = world.client.get(
+        V + '/servers?changes-since=2026-06-01T00:00:00Z&'
+        'changes-before=2026-01-01T00:00:00Z')
+    assert status == 400
+    assert 'changes-since must be less than or equal to changes-before' in \
+        body['badRequest']['message']
