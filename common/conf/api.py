@@ -92,6 +92,31 @@ Related options:
 
 * [quota] instances and cores also bound what one project may boot.
 """),
+    cfg.StrOpt(
+        'service_binary_names',
+        default='nova',
+        choices=[
+            ('nova', "Report Nova's names: nova-compute, nova-scheduler, "
+                     'nova-conductor.'),
+            ('berth', "Report Berth's own names: berth-compute, "
+                      'berth-scheduler, berth-conductor.'),
+        ],
+        help="""
+The binary names the compute API reports for Berth's services
+(``os-services``).
+
+Berth's processes record themselves as berth-compute, berth-scheduler and
+berth-conductor. Tools written for Nova look hosts up by Nova's binary
+names (``GET /os-services?binary=nova-compute``), so by default the API
+shows each service under the Nova name of the same role. The ``binary``
+filter accepts either name whatever this says; the records themselves
+always keep Berth's names.
+
+Possible values:
+
+* nova: show nova-compute, nova-scheduler, nova-conductor (default).
+* berth: show berth-compute, berth-scheduler, berth-conductor.
+"""),
 ]
 
 

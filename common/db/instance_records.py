@@ -133,6 +133,10 @@ def _instance(row, fault=None):
         deleted=bool(row.deleted), fault=fault, **values)
 
 
+# NOTE: for the record modules that read instances their own way (usage).
+instance_from_row = _instance
+
+
 def _fault(row):
     return {'code': row.code, 'message': row.message,
             'details': row.details, 'host': row.host,

@@ -149,13 +149,17 @@ def mount_healthcheck(app, conf, path='/healthcheck'):
     return dispatch
 
 
-def outermost(app, conf):
+def outermost(app, conf, request_id_class=request_id.RequestId):
     """The layers outside the microversion middleware, inside out.
 
     The healthcheck (no token, no version), CORS when ``[cors]
     allowed_origin`` is set, and the request id every response carries.
+
+    :param request_id_class: the request id middleware; a service whose
+        clients read the id under another header too (the compute API's
+        ``x-compute-request-id``) passes a subclass naming it.
     """
     app = mount_healthcheck(app, conf)
     if conf.cors.allowed_origin:
         app = cors.CORS(app, conf)
-    return request_id.RequestId(app)
+    return request_id_class(app)

@@ -77,6 +77,9 @@ class BootRequest(object):
     # NOTE: the project's quota limits as validation read them; the
     # check and the recheck use them rather than reading them twice more.
     limits: dict = None
+    # The accessIPv4/accessIPv6 the user gave (Nova keeps them as given).
+    access_ip_v4: str = None
+    access_ip_v6: str = None
 
 
 def parse_zone(value):
@@ -281,7 +284,8 @@ def build_records(ctxt, boot, count):
             metadata=dict(boot.metadata),
             image_meta=dict(boot.image.properties),
             reservation_id=reservation, launch_index=index,
-            created_at=created_at)
+            created_at=created_at, access_ip_v4=boot.access_ip_v4,
+            access_ip_v6=boot.access_ip_v6)
         spec = spec_obj.RequestSpec(
             instance_uuid=uuid, project_id=ctxt.project_id,
             user_id=ctxt.user_id, flavor=flavor, image=image_meta,

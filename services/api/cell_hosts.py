@@ -129,6 +129,21 @@ def find_compute_node(ctxt, uuid):
     return None
 
 
+def find_compute_node_by_id(ctxt, node_id):
+    """(CellMapping, compute node dict) of the first node whose integer
+    id (the pre-2.53 hypervisor id) is ``node_id``, or None.
+
+    NOTE: ids are per cell database; as in Nova, below 2.53 two cells'
+    nodes may share one and the first cell's wins.
+    """
+    for cell in all_cells(ctxt, include_cell0=False):
+        node = compute_records.get_compute_node(ctxt, database(cell),
+                                                node_id=node_id)
+        if node is not None:
+            return cell, node
+    return None
+
+
 def host_exists(ctxt, host, node=None):
     """True when ``host`` (and ``node`` on it) has a live compute node."""
     return any(node is None or n['hypervisor_hostname'] == node

@@ -29,7 +29,7 @@ from services.api import util
 # noauth2 identity stand-in's), served without a token so that clients
 # can discover versions, and the stand-in's token requests (a client asks
 # for a token without one; validation checks the caller's token itself).
-PUBLIC_PATHS = ('/', '', '/v2.1', '/v2.1/', '/image', '/image/',
+PUBLIC_PATHS = ('/', '', '/v2', '/v2/', '/v2.1', '/v2.1/', '/image', '/image/',
                 '/identity', '/identity/', '/identity/v3', '/identity/v3/',
                 '/identity/v3/auth/tokens')
 
@@ -75,6 +75,17 @@ class AdminFlag(object):
         return self.app(environ, start_response)
 
 
+class ComputeRequestId(request_id.RequestId):
+    """The request id under both headers Nova's clients read.
+
+    NOTE: Nova answers ``x-compute-request-id`` as well as the standard
+    ``x-openstack-request-id``; novaclient and the integration suites
+    look for the former.
+    """
+
+    compat_headers = ['x-compute-request-id']
+
+
 def loadapp(conf):
     """The compute API WSGI application configured by ``conf``.
 
@@ -98,4 +109,5 @@ def loadapp(conf):
     app = middleware.RequestChecks(app, error_app)
     app = wsgi_microversion.MicroversionMiddleware(app, microversion,
                                                    error_app)
-    return middleware.outermost(app, conf)
+    return middleware.outermost(app, conf,
+                                request_id_class=ComputeRequestId)

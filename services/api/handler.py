@@ -32,6 +32,7 @@ from services.api.handlers import server_actions
 from services.api.handlers import server_groups
 from services.api.handlers import servers
 from services.api.handlers import services
+from services.api.handlers import simple_tenant_usage
 from services.api import router
 from services.api import util
 
@@ -119,6 +120,12 @@ ROUTE_DECLARATIONS = {
     '/os-hypervisors/{hypervisor_id}/uptime': {
         'GET': hypervisors.hypervisor_uptime,
     },
+    '/os-hypervisors/{pattern}/search': {
+        'GET': hypervisors.search_hypervisors,
+    },
+    '/os-hypervisors/{pattern}/servers': {
+        'GET': hypervisors.hypervisor_servers,
+    },
     '/os-quota-sets/{project_id}': {
         'GET': quota_sets.show_quota,
         'PUT': quota_sets.update_quota,
@@ -131,6 +138,10 @@ ROUTE_DECLARATIONS = {
         'GET': quota_sets.show_quota_detail,
     },
     '/limits': {'GET': limits.show_limits},
+    '/os-simple-tenant-usage': {'GET': simple_tenant_usage.list_usage},
+    '/os-simple-tenant-usage/{tenant_id}': {
+        'GET': simple_tenant_usage.show_usage,
+    },
     # Berth extensions (doc/api.md), under paths of their own.
     '/os-berth-capacity/report': {'GET': capacity_report.show_report},
     '/os-berth-scheduler/decisions/{server_id}': {
@@ -243,6 +254,8 @@ class Dispatcher(object):
         path = req.path_info or '/'
         if path == '/':
             return root.versions, {}
+        if path in ('/v2', '/v2/') and req.method == 'GET':
+            return root.version_v20, {}
         if path == '/image' or path.startswith('/image/'):
             return self.image.handler_for(req.method, path)
         if path == '/identity' or path.startswith('/identity/'):

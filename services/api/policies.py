@@ -176,6 +176,12 @@ _OPERATIONS = [
     ('os_compute_api:os-hypervisors:uptime', ADMIN,
      'Show a hypervisor\'s uptime.',
      [('GET', '/os-hypervisors/{hypervisor_id}/uptime')]),
+    ('os_compute_api:os-hypervisors:search', ADMIN,
+     'Search hypervisors by name (before 2.53).',
+     [('GET', '/os-hypervisors/{hypervisor_hostname_pattern}/search')]),
+    ('os_compute_api:os-hypervisors:servers', ADMIN,
+     'List the servers of hypervisors found by name (before 2.53).',
+     [('GET', '/os-hypervisors/{hypervisor_hostname_pattern}/servers')]),
     # Berth extensions (doc/api.md)
     ('berth:capacity:headroom', ADMIN,
      'How many more servers of a flavor fit (a dry run of the scheduler).',
@@ -198,6 +204,12 @@ _OPERATIONS = [
      [('GET', '/limits')]),
     ('os_compute_api:limits:other_project', ADMIN,
      'Show another project\'s limits.', [('GET', '/limits')]),
+    # usage
+    ('os_compute_api:os-simple-tenant-usage:list', ADMIN,
+     'List every project\'s usage.', [('GET', '/os-simple-tenant-usage')]),
+    ('os_compute_api:os-simple-tenant-usage:show', READER,
+     'Show a project\'s usage.',
+     [('GET', '/os-simple-tenant-usage/{tenant_id}')]),
     # Berth extensions
     ('berth:capacity:report', ADMIN,
      'Show the capacity report page (utilization, headroom, stranded '

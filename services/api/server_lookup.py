@@ -18,6 +18,7 @@ from common.db import instance_records
 from common import exception
 from services.api import cell_hosts
 from services.api import errors
+from services.api import util
 
 
 def _cell(ctxt, cell_uuid):
@@ -35,9 +36,11 @@ def _not_found(uuid):
     return errors.NotFound('Instance %s could not be found.' % uuid)
 
 
-def find(ctxt, uuid):
+def find(ctxt, uuid, read_deleted=False):
     """(Instance, CellMapping or None for a build request) of a server.
 
+    :param read_deleted: also find a deleted server (its mapping and row
+        stay until archived).
     :raises errors.NotFound: no such (live) server.
     """
     mapping = boot_records.get_instance_mapping(ctxt, uuid)
@@ -57,7 +60,8 @@ def find(ctxt, uuid):
         raise _not_found(uuid)
     try:
         instance = instance_records.get_instance(
-            ctxt, cell_hosts.database(cell), uuid)
+            ctxt, cell_hosts.database(cell), uuid,
+            read_deleted=read_deleted)
     except exception.InstanceNotFound:
         raise _not_found(uuid)
     instance.cell_uuid = cell.uuid
@@ -72,7 +76,25 @@ def _sort_key(pair):
             instance.uuid)
 
 
+def _changed_within(instance, filters):
+    """``changes-since``/``changes-before`` (naive UTC datetimes): the
+    server's last update (its creation if never updated) in the range.
+    """
+    since = filters.get('changes-since')
+    before = filters.get('changes-before')
+    if since is None and before is None:
+        return True
+    changed = instance.updated_at or instance.created_at
+    if changed is None:
+        return False
+    changed = util.to_naive(changed)
+    return ((since is None or changed >= since) and
+            (before is None or changed <= before))
+
+
 def _matches(instance, filters):
+    if not _changed_within(instance, filters):
+        return False
     name = filters.get('name')
     if name:
         try:
@@ -98,13 +120,16 @@ def _matches(instance, filters):
 
 
 def list_servers(ctxt, project_id=None, host=None, filters=None,
-                 limit=None, marker=None):
+                 limit=None, marker=None, deleted=False):
     """[(Instance, CellMapping or None)], newest first.
 
     :param project_id: one project's servers, or None for all.
     :param host: only servers on this host (never build requests).
     :param filters: name (a regular expression), status,
-        availability_zone, reservation_id, node, image, flavor.
+        availability_zone, reservation_id, node, image, flavor,
+        changes-since and changes-before (naive UTC datetimes).
+    :param deleted: as :func:`instance_records.list_instances` (None:
+        live and deleted servers).
     :param marker: the uuid after which the page starts.
     :raises errors.BadRequest: an unknown marker.
     """
@@ -113,7 +138,7 @@ def list_servers(ctxt, project_id=None, host=None, filters=None,
     for cell in cell_hosts.all_cells(ctxt):
         for instance in instance_records.list_instances(
                 ctxt, cell_hosts.database(cell), project_id=project_id,
-                host=host):
+                host=host, deleted=deleted):
             instance.cell_uuid = cell.uuid
             found[instance.uuid] = (instance, cell)
     if host is None:

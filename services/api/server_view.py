@@ -26,6 +26,18 @@ TAGS_VERSION = (2, 26)
 EMBEDDED_FLAVOR_VERSION = (2, 47)
 TRUSTED_CERTS_VERSION = (2, 63)
 LOCKED_REASON_VERSION = (2, 73)
+CONSISTENT_UPDATE_VERSION = (2, 75)
+
+# NOTE: what Nova's update (and rebuild) view leaves out before 2.75: the
+# keys its show view adds from the former extensions (zone, config drive,
+# key pair, usage times, extended status and attributes, volumes,
+# security groups, host status).
+_NOT_IN_UPDATE = ('OS-EXT-AZ:availability_zone', 'config_drive',
+                  'key_name', 'OS-SRV-USG:launched_at',
+                  'OS-SRV-USG:terminated_at', 'OS-EXT-STS:task_state',
+                  'OS-EXT-STS:vm_state', 'OS-EXT-STS:power_state',
+                  'os-extended-volumes:volumes_attached', 'security_groups',
+                  'host_status')
 
 _POWER_STATES = {0: 0, 1: 1, 3: 3, 4: 4, 6: 6, 7: 7}
 
@@ -149,8 +161,8 @@ class Viewer(object):
             'created': util.iso(instance.created_at),
             'updated': util.iso(instance.updated_at or instance.created_at),
             'addresses': {},
-            'accessIPv4': '',
-            'accessIPv6': '',
+            'accessIPv4': instance.access_ip_v4 or '',
+            'accessIPv6': instance.access_ip_v6 or '',
             'links': util.links(req, 'servers', instance.uuid),
             'OS-DCF:diskConfig': 'MANUAL',
             'OS-EXT-AZ:availability_zone': instance.availability_zone or '',
@@ -184,4 +196,17 @@ class Viewer(object):
             body['trusted_image_certificates'] = None
         if self.show_host_status:
             body['host_status'] = self.host_status(instance, cell)
+        return body
+
+    def update_view(self, instance, cell):
+        """The body of an update answer: Nova's smaller view before 2.75,
+        the detailed one from 2.75 (``server_groups`` is the caller's to
+        add, from 2.71 as in show).
+        """
+        body = self.detail(instance, cell)
+        if util.at_least(self.req, CONSISTENT_UPDATE_VERSION):
+            return body
+        for key in list(body):
+            if key in _NOT_IN_UPDATE or key.startswith('OS-EXT-SRV-ATTR:'):
+                del body[key]
         return body

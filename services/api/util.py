@@ -57,6 +57,15 @@ def require_version(req, minimum):
         raise errors.NotFound('The resource could not be found.')
 
 
+def require_version_below(req, maximum):
+    """404 unless the request's microversion is below ``maximum``.
+
+    Resources that a microversion removed do not exist from it on.
+    """
+    if at_least(req, maximum):
+        raise errors.NotFound('The resource could not be found.')
+
+
 def _field_name(error):
     path = [str(p) for p in error.absolute_path]
     if error.validator == 'required' or not path:
@@ -152,6 +161,11 @@ def _datetime(value):
     if isinstance(value, str):
         return timeutils.normalize_time(timeutils.parse_isotime(value))
     return timeutils.normalize_time(value)
+
+
+def to_naive(value):
+    """``value`` (datetime or ISO string) as a naive UTC datetime."""
+    return _datetime(value)
 
 
 def iso(value):

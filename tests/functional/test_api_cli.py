@@ -181,11 +181,11 @@ def test_servers(cloud):
 def test_services_and_hypervisors(cloud):
     osc = OSC(cloud.api_url)
     services = {s['Host']: s for s in osc.json('compute', 'service', 'list')
-                if s['Binary'] == 'berth-compute'}
+                if s['Binary'] == 'nova-compute'}
     assert set(services) == set(HOSTS)
     assert services[HOSTS[0]]['Zone'] == 'az1'
     osc.run('compute', 'service', 'set', '--disable', '--disable-reason',
-            'maintenance', HOSTS[1], 'berth-compute')
+            'maintenance', HOSTS[1], 'nova-compute')
     osc.run('compute', 'service', 'set', '--down', HOSTS[1], 'berth-compute')
     services = {s['Host']: s for s in osc.json('compute', 'service', 'list',
                                                '--long')}

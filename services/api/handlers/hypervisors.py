@@ -4,9 +4,12 @@
 """Handlers for /os-hypervisors: the compute nodes of every cell.
 
 A hypervisor's id is its compute node's uuid (2.53), which is also its
-placement resource provider's. Details carry the usage the node's
-resource tracker last reported (vCPUs, RAM and disk, used and free,
-running VMs), the fields Nova shows up to 2.87.
+placement resource provider's; below 2.53 it is the node's integer id.
+Details carry the usage the node's resource tracker last reported (vCPUs,
+RAM and disk, used and free, running VMs), the fields Nova shows up to
+2.87. Below 2.53 the ``{pattern}/search`` and ``{pattern}/servers``
+sub-resources find hypervisors by name; from 2.53 the list's
+``hypervisor_hostname_pattern`` and ``with_servers`` replace them.
 """
 
 import urllib.parse
@@ -23,6 +26,9 @@ UUID_VERSION = (2, 53)
 # hypervisors, and a ``hypervisors_links`` next link when a page is full.
 PAGING_VERSION = (2, 33)
 CPU_INFO_OBJECT_VERSION = (2, 28)
+# NOTE: from 2.75 ``servers`` is there (maybe empty) whenever asked for;
+# before, a hypervisor without servers had no ``servers`` key.
+EMPTY_SERVERS_VERSION = (2, 75)
 
 
 def _service_for(ctx, cell, node, cache):
@@ -93,13 +99,35 @@ def _servers(ctx, cell, node):
     return [{'name': i.display_name, 'uuid': i.uuid} for i in instances]
 
 
+def _add_servers(req, body, servers):
+    if servers or util.at_least(req, EMPTY_SERVERS_VERSION):
+        body['servers'] = servers
+
+
+def _matching(ctx, pattern):
+    """[(cell, node)] whose hypervisor_hostname contains ``pattern``.
+
+    :raises errors.NotFound: none does (Nova's message).
+    """
+    found = [(c, n) for c, n in cell_hosts.list_compute_nodes(ctx)
+             if pattern in (n['hypervisor_hostname'] or '')]
+    if not found:
+        raise errors.NotFound("No hypervisor matching '%s' could be found."
+                              % pattern)
+    return found
+
+
 def _nodes(req):
     ctx = util.context(req)
-    found = cell_hosts.list_compute_nodes(ctx)
     pattern = req.GET.get('hypervisor_hostname_pattern')
-    if pattern:
-        found = [(c, n) for c, n in found
-                 if pattern in (n['hypervisor_hostname'] or '')]
+    if pattern is not None and util.at_least(req, UUID_VERSION):
+        if 'limit' in req.GET or 'marker' in req.GET:
+            raise errors.BadRequest(
+                'Paging over hypervisors with the '
+                'hypervisor_hostname_pattern query parameter is not '
+                'supported.')
+        return ctx, _matching(ctx, pattern), None
+    found = cell_hosts.list_compute_nodes(ctx)
     marker = req.GET.get('marker')
     if marker is not None:
         ids = [str(n['uuid'] if util.at_least(req, UUID_VERSION)
@@ -146,7 +174,7 @@ def _list(req, detail):
         service = _service_for(ctx, cell, node, cache)
         body = (_detail if detail else _basic)(req, node, service)
         if with_servers:
-            body['servers'] = _servers(ctx, cell, node)
+            _add_servers(req, body, _servers(ctx, cell, node))
         bodies.append(body)
     answer = {'hypervisors': bodies}
     if util.at_least(req, PAGING_VERSION):
@@ -169,11 +197,20 @@ def list_hypervisors_detail(req):
 
 
 def _find(req):
+    """(ctx, (cell, node)) of the path's hypervisor id.
+
+    :raises errors.BadRequest: from 2.53, an id that is no uuid.
+    :raises errors.NotFound: no such hypervisor.
+    """
     ctx = util.context(req)
     ident = req.urlvars['hypervisor_id']
     found = None
-    if util.is_uuid_like(ident):
+    if util.at_least(req, UUID_VERSION):
+        if not util.is_uuid_like(ident):
+            raise errors.BadRequest('Invalid uuid %s' % ident)
         found = cell_hosts.find_compute_node(ctx, ident)
+    elif ident.isdigit():
+        found = cell_hosts.find_compute_node_by_id(ctx, int(ident))
     if found is None:
         raise errors.NotFound('Hypervisor with ID %s could not be found.'
                               % ident)
@@ -190,7 +227,7 @@ def show_hypervisor(req):
     service = cell_hosts.compute_service(ctx, node['host'], cell)
     body = _detail(req, node, service)
     if util.query_bool(req, 'with_servers'):
-        body['servers'] = _servers(ctx, cell, node)
+        _add_servers(req, body, _servers(ctx, cell, node))
     return util.json_response({'hypervisor': body})
 
 
@@ -204,6 +241,32 @@ def hypervisor_uptime(req):
     _find(req)
     raise errors.NotImplementedYet('Virt driver does not implement uptime '
                                    'function.')
+
+
+def _by_pattern(req, with_servers):
+    """The hypervisors whose name contains the path's pattern (< 2.53)."""
+    util.require_version_below(req, UUID_VERSION)
+    ctx = util.context(req)
+    cache = {}
+    bodies = []
+    for cell, node in _matching(ctx, req.urlvars['pattern']):
+        body = _basic(req, node, _service_for(ctx, cell, node, cache))
+        if with_servers:
+            _add_servers(req, body, _servers(ctx, cell, node))
+        bodies.append(body)
+    return util.json_response({'hypervisors': bodies})
+
+
+def search_hypervisors(req):
+    """GET /os-hypervisors/{pattern}/search (admin, before 2.53)."""
+    policies.authorize(req, 'os_compute_api:os-hypervisors:search')
+    return _by_pattern(req, with_servers=False)
+
+
+def hypervisor_servers(req):
+    """GET /os-hypervisors/{pattern}/servers (admin, before 2.53)."""
+    policies.authorize(req, 'os_compute_api:os-hypervisors:servers')
+    return _by_pattern(req, with_servers=True)
 
 
 def hypervisor_statistics(req):

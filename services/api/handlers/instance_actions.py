@@ -19,10 +19,13 @@ from services.api import util
 
 UPDATED_AT_VERSION = (2, 58)
 EVENT_HOST_VERSION = (2, 62)
+# NOTE: from 2.21 a deleted server's actions stay readable, as Nova.
+DELETED_VERSION = (2, 21)
 
 
 def _actions(req, action):
-    instance, cell = server_handlers.find_authorized(req, action)
+    instance, cell = server_handlers.find_authorized(
+        req, action, read_deleted=util.at_least(req, DELETED_VERSION))
     if cell is None:
         return instance, []
     return instance, instance_records.list_actions(

@@ -15,6 +15,27 @@ _MAX = {'instances': 'maxTotalInstances', 'cores': 'maxTotalCores',
 _USED = {'instances': 'totalInstancesUsed', 'cores': 'totalCoresUsed',
          'ram': 'totalRAMUsed', 'server_groups': 'totalServerGroupsUsed'}
 
+# NOTE: the nova-network proxies Nova still shows before 2.36. Without a
+# network service Nova reports its default limits and nothing used.
+_BEFORE_2_36 = {'maxSecurityGroups': 10, 'maxSecurityGroupRules': 20,
+                'maxTotalFloatingIps': 10, 'totalFloatingIpsUsed': 0,
+                'totalSecurityGroupsUsed': 0}
+
+
+def _legacy(req, project_limits):
+    """The retired limits the request's microversion still shows."""
+    legacy = {}
+    if not util.at_least(req, (2, 57)):
+        # NOTE: file injection, retired at 2.57, as Nova's defaults.
+        legacy.update(maxPersonality=5, maxPersonalitySize=10240)
+    if not util.at_least(req, (2, 39)):
+        # NOTE: the image metadata limit (the glance proxy's) is the
+        # metadata_items quota, shown until 2.39.
+        legacy['maxImageMeta'] = project_limits['metadata_items']
+    if not util.at_least(req, (2, 36)):
+        legacy.update(_BEFORE_2_36)
+    return legacy
+
 
 def show_limits(req):
     """GET /limits: ``tenant_id`` (admins) names another project."""
@@ -30,8 +51,6 @@ def show_limits(req):
     used = quota.usage(ctx, project_id)
     absolute = {_MAX[name]: limit for name, limit in project_limits.items()}
     absolute.update({key: used[name] for name, key in _USED.items()})
-    if not util.at_least(req, (2, 57)):
-        # NOTE: retired limits Nova still shows before 2.57, as defaults.
-        absolute.update(maxPersonality=5, maxPersonalitySize=10240)
+    absolute.update(_legacy(req, project_limits))
     return util.json_response({'limits': {'rate': [],
                                           'absolute': absolute}})

@@ -17,10 +17,12 @@ from services.api import util
 
 
 # NOTE: limits Nova still shows before 2.57 (file injection) and 2.36
-# (nova-network); Berth enforces none of them and reports Nova's defaults.
+# (nova-network proxies); Berth enforces none of them and reports Nova's
+# defaults. ``networks`` is not among them: Nova lists it only with
+# nova-network, and its response schemas refuse it otherwise.
 _BEFORE_2_57 = {'injected_files': 5, 'injected_file_content_bytes': 10240,
                 'injected_file_path_bytes': 255}
-_BEFORE_2_36 = {'fixed_ips': -1, 'floating_ips': 10, 'networks': 3,
+_BEFORE_2_36 = {'fixed_ips': -1, 'floating_ips': 10,
                 'security_groups': 10, 'security_group_rules': 20}
 
 

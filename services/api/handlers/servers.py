@@ -27,6 +27,7 @@ from services.api import server_view
 from services.api import util
 
 REQUESTED_DESTINATION_VERSION = (2, 74)
+CHANGES_BEFORE_VERSION = (2, 66)
 SERVER_GROUPS_VERSION = (2, 71)
 _FILTERS = ('name', 'status', 'availability_zone', 'reservation_id',
             'node', 'image', 'flavor')
@@ -66,6 +67,40 @@ def _project_scope(req, action):
     return util.context(req).project_id
 
 
+def _query_time(req, name):
+    """A date-time query parameter as a naive UTC datetime, or None.
+
+    :raises errors.BadRequest: not an ISO 8601 date-time (Nova's
+        message).
+    """
+    value = req.GET.get(name)
+    if value is None:
+        return None
+    try:
+        return util.to_naive(value)
+    except ValueError:
+        raise errors.BadRequest(
+            "Invalid input for query parameters %s. Value: %s. '%s' is not "
+            "a 'date-time'" % (name, value, value))
+
+
+def _change_filters(req):
+    """``changes-since`` and (2.66) ``changes-before``, parsed.
+
+    NOTE: as Nova, either of them lists deleted servers too (a client
+    polling for changes learns of deletions).
+    """
+    filters = {'changes-since': _query_time(req, 'changes-since')}
+    if util.at_least(req, CHANGES_BEFORE_VERSION):
+        filters['changes-before'] = _query_time(req, 'changes-before')
+    filters = {k: v for k, v in filters.items() if v is not None}
+    if len(filters) == 2 and (
+            filters['changes-since'] > filters['changes-before']):
+        raise errors.BadRequest('The value of changes-since must be less '
+                                'than or equal to changes-before.')
+    return filters
+
+
 def _list(req, action, detail):
     policies.authorize(req, action)
     ctx = util.context(req)
@@ -73,6 +108,8 @@ def _list(req, action, detail):
     max_limit = util.conf(req).api.max_limit
     limit = min(util.query_int(req, 'limit', max_limit), max_limit)
     filters = {k: req.GET[k] for k in _FILTERS if k in req.GET}
+    changes = _change_filters(req)
+    filters.update(changes)
     host = None
     if 'host' in req.GET and policies.authorize(
             req, 'os_compute_api:os-extended-server-attributes',
@@ -80,7 +117,7 @@ def _list(req, action, detail):
         host = req.GET['host']
     servers = server_lookup.list_servers(
         ctx, project_id=project_id, host=host, filters=filters, limit=limit,
-        marker=req.GET.get('marker'))
+        marker=req.GET.get('marker'), deleted=None if changes else False)
     if detail:
         viewer = server_view.Viewer(req)
         bodies = [viewer.detail(i, c) for i, c in servers]
@@ -105,8 +142,10 @@ def list_servers_detail(req):
     return _list(req, 'os_compute_api:servers:detail', detail=True)
 
 
-def find_authorized(req, action):
+def find_authorized(req, action, read_deleted=False):
     """(Instance, cell) of ``server_id`` if the caller may ``action`` it.
+
+    ``read_deleted`` also finds a deleted server.
 
     NOTE: as Nova, whose database reads are limited to the caller's
     project unless the caller is an admin: another project's server is
@@ -118,7 +157,8 @@ def find_authorized(req, action):
     """
     ctx = util.context(req)
     server_id = req.urlvars['server_id']
-    instance, cell = server_lookup.find(ctx, server_id)
+    instance, cell = server_lookup.find(ctx, server_id,
+                                        read_deleted=read_deleted)
     if not ctx.is_admin and instance.project_id != ctx.project_id:
         raise errors.NotFound('Instance %s could not be found.' % server_id)
     policies.authorize(req, action, {'project_id': instance.project_id,
@@ -201,6 +241,23 @@ def _counts(req, data):
     return min_count, max_count
 
 
+def _check_networks(data):
+    """400 for a network uuid that is none (Nova's message).
+
+    NOTE: as Nova, a bridge-prefixed id (``br-<uuid>``) passes.
+    """
+    networks = data.get('networks')
+    if not isinstance(networks, list):
+        return
+    for network in networks:
+        net_id = network.get('uuid')
+        if net_id is None or util.is_uuid_like(net_id) or (
+                util.is_uuid_like(net_id.split('-', 1)[-1])):
+            continue
+        raise errors.BadRequest('Bad networks format: network uuid is not '
+                                'in proper format (%s)' % net_id)
+
+
 def _unsupported(data):
     if data.get('description') or data.get('tags'):
         raise errors.BadRequest('Berth keeps no server descriptions or '
@@ -223,6 +280,7 @@ def _boot_request(req, body):
     conf = util.conf(req)
     data = body['server']
     _unsupported(data)
+    _check_networks(data)
     min_count, max_count = _counts(req, data)
     hints = boot.normalize_hints(body.get('os:scheduler_hints') or
                                  body.get('OS-SCH-HNT:scheduler_hints'))
@@ -241,7 +299,9 @@ def _boot_request(req, body):
                                   min_count, project_limits=limits),
         min_count=min_count, max_count=max_count,
         numa_topology=boot.numa_for_boot(flavor, image),
-        pci_requests=boot.pci_for_boot(conf, flavor), limits=limits)
+        pci_requests=boot.pci_for_boot(conf, flavor), limits=limits,
+        access_ip_v4=data.get('accessIPv4'),
+        access_ip_v6=data.get('accessIPv6'))
 
 
 def generate_password(length):
@@ -296,8 +356,13 @@ def create_server(req):
     return resp
 
 
+# The update body's keys and the instance columns they set.
+_UPDATABLE = {'name': 'display_name', 'accessIPv4': 'access_ip_v4',
+              'accessIPv6': 'access_ip_v6'}
+
+
 def update_server(req):
-    """PUT /servers/{server_id}: rename.
+    """PUT /servers/{server_id}: rename, set the access addresses.
 
     :raises errors.Conflict: the server is still a build request.
     """
@@ -307,16 +372,21 @@ def update_server(req):
     data = util.extract_json(req, body_schema)['server']
     if data.get('description'):
         raise errors.BadRequest('Berth keeps no server descriptions.')
-    if 'name' in data:
+    values = {column: data[key] for key, column in _UPDATABLE.items()
+              if key in data}
+    if values:
         if cell is None:
             raise errors.Conflict('Server %s is still being scheduled; '
                                   'rename it once it is built.'
                                   % instance.uuid)
         instance = instance_records.update_instance(
             util.context(req), cell_hosts.database(cell), instance.uuid,
-            {'display_name': data['name']})
-    return util.json_response(
-        {'server': server_view.Viewer(req).detail(instance, cell)})
+            values)
+    body = server_view.Viewer(req).update_view(instance, cell)
+    if util.at_least(req, SERVER_GROUPS_VERSION):
+        body['server_groups'] = group_records.groups_of_instance(
+            util.context(req), instance.uuid)
+    return util.json_response({'server': body})
 
 
 def delete_server(req):

@@ -14,6 +14,7 @@ import logging
 from common.db import boot_records
 from common.db import compute_records
 from common.db import instance_records
+from services.api import binary_names
 from services.api import cell_hosts
 from services.api import errors
 from services.api.handlers import aggregates as agg_handlers
@@ -49,7 +50,7 @@ def view(req, service, zones_by_host):
     body = {
         'id': (service['uuid'] if util.at_least(req, UUID_VERSION)
                else service['id']),
-        'binary': service['binary'],
+        'binary': binary_names.shown(util.conf(req), service['binary']),
         'host': service['host'],
         'zone': zone_of(service, zones_by_host, util.conf(req)),
         'status': 'disabled' if service['disabled'] else 'enabled',
@@ -63,10 +64,14 @@ def view(req, service, zones_by_host):
 
 
 def list_services(req):
-    """GET /os-services (admin); ``host`` and ``binary`` filter."""
+    """GET /os-services (admin); ``host`` and ``binary`` filter.
+
+    ``binary`` takes Nova's names or Berth's (:mod:`binary_names`).
+    """
     policies.authorize(req, 'os_compute_api:os-services:list')
     ctx = util.context(req)
-    found = cell_hosts.list_services(ctx, binary=req.GET.get('binary'),
+    binary = binary_names.internal(req.GET.get('binary'))
+    found = cell_hosts.list_services(ctx, binary=binary,
                                      host=req.GET.get('host'))
     zones = agg_records.zones_by_host(ctx)
     return util.json_response(

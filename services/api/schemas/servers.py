@@ -44,6 +44,10 @@ SCHEDULER_HINTS = {
     'additionalProperties': True,
 }
 
+# NOTE: Nova's formats; the handler keeps the address as written.
+ACCESS_IPV4 = {'type': 'string', 'format': 'ipv4'}
+ACCESS_IPV6 = {'type': 'string', 'format': 'ipv6'}
+
 _NETWORKS = {
     'oneOf': [
         {'type': 'string', 'enum': ['auto', 'none']},
@@ -53,8 +57,10 @@ _NETWORKS = {
                 'type': 'object',
                 'properties': {
                     'uuid': {'type': 'string'},
-                    'port': {'type': ['string', 'null']},
-                    'fixed_ip': {'type': 'string'},
+                    'port': {'oneOf': [types.UUID, {'type': 'null'}]},
+                    'fixed_ip': {'type': 'string',
+                                 'oneOf': [{'format': 'ipv4'},
+                                           {'format': 'ipv6'}]},
                     'tag': {'type': 'string'},
                 },
                 'additionalProperties': False,
@@ -75,8 +81,8 @@ _SERVER = {
         'networks': _NETWORKS,
         'OS-DCF:diskConfig': {'type': 'string',
                               'enum': ['AUTO', 'MANUAL']},
-        'accessIPv4': {'type': 'string'},
-        'accessIPv6': {'type': 'string'},
+        'accessIPv4': ACCESS_IPV4,
+        'accessIPv6': ACCESS_IPV6,
         'availability_zone': {'type': 'string', 'minLength': 1,
                               'maxLength': 255},
         'min_count': types.positive_integer(),
@@ -155,8 +161,8 @@ UPDATE = {
             'type': 'object',
             'properties': {
                 'name': types.NAME_WITH_BLANKS,
-                'accessIPv4': {'type': 'string'},
-                'accessIPv6': {'type': 'string'},
+                'accessIPv4': ACCESS_IPV4,
+                'accessIPv6': ACCESS_IPV6,
                 'OS-DCF:diskConfig': {'type': 'string',
                                       'enum': ['AUTO', 'MANUAL']},
             },

@@ -42,7 +42,10 @@ def test_bad_versions(value, status):
 def test_documents_and_headers(world):
     status, body, resp = world.client.get('/', token=None, version=None)
     assert status == 200
-    [doc] = body['versions']
+    # NOTE: as Nova, v2.0 is listed too (SUPPORTED, no microversions).
+    v20, doc = body['versions']
+    assert (v20['id'], v20['status'], v20['version']) == (
+        'v2.0', 'SUPPORTED', '')
     assert (doc['id'], doc['version'], doc['min_version']) == (
         'v2.1', '2.79', '2.1')
     assert resp.headers['OpenStack-API-Version'] == 'compute 2.1'

@@ -124,6 +124,9 @@ TABLE = [
     _row('GET', '/os-hypervisors/{hypervisor_id}', ADMIN_ONLY),
     # NOTE: allowed, and then 501 as Nova's for drivers without uptime.
     _row('GET', '/os-hypervisors/{hypervisor_id}/uptime', _admin(501)),
+    # NOTE: removed at 2.53: a 404 at the table's version, after policy.
+    _row('GET', '/os-hypervisors/{pattern}/search', _admin(404)),
+    _row('GET', '/os-hypervisors/{pattern}/servers', _admin(404)),
     _row('GET', '/os-quota-sets/{project_id}', _statuses(200, 200, 200,
                                                          403)),
     _row('PUT', '/os-quota-sets/{project_id}', ADMIN_ONLY,
@@ -133,6 +136,9 @@ TABLE = [
     _row('GET', '/os-quota-sets/{project_id}/detail', _statuses(200, 200,
                                                                 200, 403)),
     _row('GET', '/limits', ALL_200),
+    _row('GET', '/os-simple-tenant-usage', ADMIN_ONLY),
+    _row('GET', '/os-simple-tenant-usage/{tenant_id}', _statuses(200, 200,
+                                                                 200, 403)),
     # Berth extensions
     _row('GET', '/os-berth-capacity/report', ADMIN_ONLY),
     _row('GET', '/os-berth-scheduler/decisions/{server_id}', ADMIN_ONLY),
@@ -261,8 +267,13 @@ class Fixtures(object):
     def hypervisor_id(self, values):
         return self._host()[1]
 
+    def pattern(self, values):
+        return self._host()[0]
+
     def project_id(self, values):
         return 'projA'
+
+    tenant_id = project_id
 
     def image_id(self, values):
         status, body, _r = self.client.post('/image/v2/images', {
@@ -276,7 +287,7 @@ class Fixtures(object):
         values = {}
         for name in ('server_id', 'flavor_id', 'aggregate_id', 'group_id',
                      'service_id', 'hypervisor_id', 'project_id',
-                     'image_id'):
+                     'image_id', 'pattern', 'tenant_id'):
             if '{%s}' % name in route:
                 values[name] = getattr(self, name)(values)
         if route == '/os-berth-capacity/headroom':
