@@ -24,6 +24,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from common.db import cell_tables
+from common.db import instance_tags
 from common import exception
 from common.objects import flavor as flavor_obj
 from common.objects import instance as instance_obj
@@ -175,7 +176,8 @@ def _select_row(ctx, uuid, read_deleted=False):
 def create_instance(ctxt, database, instance, action=None):
     """Write a new instance row from an Instance.
 
-    ``cell_uuid`` and ``fault`` are not columns and are ignored.
+    ``cell_uuid`` and ``fault`` are not columns and are ignored; the
+    instance's ``tags`` (given at boot) are written with the row.
 
     :param action: also start this instance action (``create``) in the
         same transaction.
@@ -191,6 +193,7 @@ def create_instance(ctxt, database, instance, action=None):
         values['deleted'] = 0
         values.update(flavor_sizes(instance.flavor))
         ctx.session.execute(_IN.insert().values(**values))
+        instance_tags.insert_tags(ctx, instance.uuid, instance.tags)
         if action is not None:
             _insert_action(ctx, ctxt, instance.uuid, action)
         # NOTE: the row is what was just written; reading it back would
@@ -198,6 +201,7 @@ def create_instance(ctxt, database, instance, action=None):
         return _instance(_WrittenRow(values))
     created = write(database, create, ctxt)
     created.cell_uuid = instance.cell_uuid
+    created.tags = sorted(set(instance.tags or ()))
     return created
 
 
@@ -439,7 +443,8 @@ def begin_action(ctxt, database, uuid, action, values,
 
 
 def destroy_instance(ctxt, database, uuid):
-    """Soft-delete a live instance: vm_state deleted, the row kept.
+    """Soft-delete a live instance: vm_state deleted, the row kept, its
+    tags removed (as Nova's).
 
     :returns: the deleted Instance.
     :raises common.exception.InstanceNotFound: no live instance ``uuid``.
@@ -454,6 +459,7 @@ def destroy_instance(ctxt, database, uuid):
             power_state=instance_obj.NOSTATE, deleted=row.id,
             deleted_at=now, updated_at=now,
             terminated_at=row.terminated_at or now))
+        instance_tags.delete_tags(ctx, [uuid])
         return _instance(_select_row(ctx, uuid, read_deleted=True))
     return write(database, destroy, ctxt)
 

@@ -77,6 +77,10 @@ class BootRequest(object):
     # NOTE: the project's quota limits as validation read them; the
     # check and the recheck use them rather than reading them twice more.
     limits: dict = None
+    key_name: str = None
+    key_data: str = None
+    description: str = None
+    tags: list = dataclasses.field(default_factory=list)
 
 
 def parse_zone(value):
@@ -281,7 +285,9 @@ def build_records(ctxt, boot, count):
             metadata=dict(boot.metadata),
             image_meta=dict(boot.image.properties),
             reservation_id=reservation, launch_index=index,
-            created_at=created_at)
+            created_at=created_at, key_name=boot.key_name,
+            key_data=boot.key_data, display_description=boot.description,
+            tags=sorted(set(boot.tags)))
         spec = spec_obj.RequestSpec(
             instance_uuid=uuid, project_id=ctxt.project_id,
             user_id=ctxt.user_id, flavor=flavor, image=image_meta,
