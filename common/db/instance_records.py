@@ -201,7 +201,8 @@ def create_instance(ctxt, database, instance, action=None):
         return _instance(_WrittenRow(values))
     created = write(database, create, ctxt)
     created.cell_uuid = instance.cell_uuid
-    created.tags = sorted(set(instance.tags or ()))
+    if instance.tags is not None:
+        created.tags = sorted(set(instance.tags))
     return created
 
 
