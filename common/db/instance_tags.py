@@ -96,16 +96,17 @@ def add_tag(ctxt, database, uuid, tag):
     """Add ``tag`` to the live instance ``uuid``.
 
     :returns: True when added, False when it had the tag already.
-    :raises TooManyTags: the instance has :data:`MAX_TAGS` already.
+    :raises TooManyTags: the instance has :data:`MAX_TAGS` already (its
+        own included, as Nova counts first).
     :raises common.exception.InstanceNotFound: no live instance.
     """
     def add(ctx):
         _check_live(ctx, uuid)
         tags = _tags(ctx, uuid)
-        if tag in tags:
-            return False
         if len(tags) >= MAX_TAGS:
             raise TooManyTags(limit=MAX_TAGS)
+        if tag in tags:
+            return False
         insert_tags(ctx, uuid, [tag])
         return True
     return database.writer(add)(ctxt)

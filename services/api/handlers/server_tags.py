@@ -14,6 +14,7 @@ row to tag yet). Tags are rows of the cell's ``tags`` table
 
 from common.db import instance_tags
 from common import exception
+from common.wsgi import util as wsgi_util
 from services.api.actions import checks
 from services.api import cell_hosts
 from services.api import errors
@@ -22,8 +23,7 @@ from services.api import server_view
 from services.api import util
 
 _RULE = 'os_compute_api:os-server-tags:%s'
-WRITABLE_STATES = ('active', 'paused', 'suspended', 'stopped', 'shelved',
-                   'shelved_offloaded')
+WRITABLE_STATES = ('active', 'paused', 'suspended', 'stopped')
 
 
 def _find(req, action):
@@ -44,18 +44,19 @@ def _tags(req, instance, cell):
                                   cell_hosts.database(cell), instance.uuid)
 
 
-def _no_tag(instance, tag):
-    return errors.NotFound("Server %s has no tag '%s'" % (instance.uuid, tag))
+def _no_tag(instance, tag, noun='Server'):
+    return errors.NotFound("%s %s has no tag '%s'" % (noun, instance.uuid,
+                                                      tag))
 
 
 def _tag_from_url(req):
     tag = req.urlvars['tag']
-    try:
-        util.validate(tag, schema.TAG)
-    except errors.BadRequest as exc:
+    validator = wsgi_util.validator_for(schema.TAG)
+    for error in validator.iter_errors(tag):
         raise errors.BadRequest("Tag '%s' is invalid. It must be a non "
-                                "empty string of at most 60 characters "
-                                "without '/' and ','. %s" % (tag, exc))
+                                "empty string without characters '/' and "
+                                "','. Validation error message: %s"
+                                % (tag, error.message))
     return tag
 
 
@@ -93,7 +94,11 @@ def update_tags(req):
 
 
 def update_tag(req):
-    """PUT /servers/{server_id}/tags/{tag}: 201 added, 204 present."""
+    """PUT /servers/{server_id}/tags/{tag}: 201 added, 204 present.
+
+    NOTE: as Nova, a server with 50 tags is refused (400) even when it
+    has this one.
+    """
     instance, database = _writable(req, 'update', 'update tag')
     tag = _tag_from_url(req)
     try:
@@ -124,5 +129,5 @@ def delete_tag(req):
     tag = req.urlvars['tag']
     if not instance_tags.remove_tag(util.context(req), database,
                                     instance.uuid, tag):
-        raise _no_tag(instance, tag)
+        raise _no_tag(instance, tag, noun='Instance')
     return util.no_content(204)

@@ -251,8 +251,8 @@ def _boot_request(req, body):
     metadata = data.get('metadata') or {}
     meta_limit = limits['metadata_items']
     if 0 <= meta_limit < len(metadata):
-        raise errors.Forbidden('Quota exceeded for metadata_items: at most '
-                               '%d metadata items.' % meta_limit)
+        raise errors.Forbidden('Maximum number of metadata items exceeds %d'
+                               % meta_limit)
     key_name, key_data = _key_pair(ctx, data.get('key_name'))
     return boot.BootRequest(
         name=data['name'], flavor=flavor, image=image, placement=place,

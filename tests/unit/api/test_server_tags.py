@@ -64,16 +64,20 @@ def test_check_add_and_delete_one(world):
     assert world.client.put(_url(uuid, 'b'), None, **ALICE)[0] == 204
     assert _stored(world, uuid) == ['a', 'b']
     assert world.client.delete(_url(uuid, 'a'), **ALICE)[0] == 204
-    assert world.client.delete(_url(uuid, 'a'), **ALICE)[0] == 404
+    status, body, _r = world.client.delete(_url(uuid, 'a'), **ALICE)
+    assert status == 404
+    assert body['itemNotFound']['message'] == (
+        "Instance %s has no tag 'a'" % uuid)
     assert _stored(world, uuid) == ['b']
 
 
 def test_limits_and_bad_tags_are_400_and_change_nothing(world):
     uuid = _server(world, tags=['t%d' % i for i in range(50)])
-    status, body, _r = world.client.put(_url(uuid, 'more'), None, **ALICE)
-    assert status == 400
-    assert body['badRequest']['message'] == (
-        'The number of tags exceeded the per-server limit 50')
+    for tag in ('more', 't0'):
+        status, body, _r = world.client.put(_url(uuid, tag), None, **ALICE)
+        assert status == 400
+        assert body['badRequest']['message'] == (
+            'The number of tags exceeded the per-server limit 50')
     status, body, _r = world.client.put(
         _url(uuid), {'tags': ['n%d' % i for i in range(51)]}, **ALICE)
     assert status == 400
@@ -85,8 +89,11 @@ def test_limits_and_bad_tags_are_400_and_change_nothing(world):
     assert len(_stored(world, uuid)) == 50
     other = _server(world)
     for tag in ('x' * 61, 'a,b'):
-        assert world.client.put(_url(other, tag), None,
-                                **ALICE)[0] == 400, tag
+        status, body, _r = world.client.put(_url(other, tag), None, **ALICE)
+        assert status == 400, tag
+        assert body['badRequest']['message'].startswith(
+            "Tag '%s' is invalid. It must be a non empty string without "
+            "characters '/' and ','." % tag)
     assert _stored(world, other) == []
 
 
