@@ -369,7 +369,11 @@ def test_other_projects_server_is_not_found_on_every_route(world):
     for method, suffix, body in (
             ('GET', '', None), ('PUT', '', SERVER_NAME),
             ('DELETE', '', None), ('GET', '/os-instance-actions', None),
-            ('GET', '/os-instance-actions/req-%s' % uuid, None)):
+            ('GET', '/os-instance-actions/req-%s' % uuid, None),
+            ('GET', '/metadata', None), ('DELETE', '/metadata/k1', None),
+            ('PUT', '/metadata', {'metadata': {}}),
+            ('GET', '/tags', None), ('DELETE', '/tags/t1', None),
+            ('PUT', '/tags', {'tags': []})):
         status, data, _r = world.client.request(
             method, V + '/servers/' + uuid + suffix, body=body,
             **CALLERS['other'])
