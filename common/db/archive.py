@@ -194,6 +194,11 @@ class Archiver(object):
                 conn, _FA, _ids_in(conn, _FA.c.id, _FA.c.instance_uuid, gone),
                 _instance_deleted_at(_FA.c.instance_uuid))
             counts[_IN.name] = _move(conn, _IN, gone_ids)
+            # NOTE: tags have no shadow table (Nova keeps none either):
+            # destroying an instance removed them; any left are dropped.
+            for chunk in _chunks(gone):
+                conn.execute(cell_tables.tags.delete().where(
+                    cell_tables.tags.c.resource_id.in_(chunk)))
             return counts
         counts = self.database.writer_connection(move)(_ctxt())
         counts.update(api_counts)

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 
 from common.db import cell_tables
 from common.db import decision_records
+from common.db import instance_tags
 from common import exception
 from common.objects import flavor as flavor_obj
 from common.objects import instance as instance_obj
@@ -180,7 +181,8 @@ def _select_row(ctx, uuid, read_deleted=False):
 def create_instance(ctxt, database, instance, action=None, decision=None):
     """Write a new instance row from an Instance.
 
-    ``cell_uuid`` and ``fault`` are not columns and are ignored.
+    ``cell_uuid`` and ``fault`` are not columns and are ignored; the
+    instance's ``tags`` (given at boot) are written with the row.
 
     :param action: also start this instance action (``create``) in the
         same transaction.
@@ -198,6 +200,7 @@ def create_instance(ctxt, database, instance, action=None, decision=None):
         values['deleted'] = 0
         values.update(flavor_sizes(instance.flavor))
         ctx.session.execute(_IN.insert().values(**values))
+        instance_tags.insert_tags(ctx, instance.uuid, instance.tags)
         if action is not None:
             action_id = _insert_action(ctx, ctxt, instance.uuid, action)
             if decision is not None:
@@ -209,6 +212,8 @@ def create_instance(ctxt, database, instance, action=None, decision=None):
         return _instance(_WrittenRow(values))
     created = write(database, create, ctxt)
     created.cell_uuid = instance.cell_uuid
+    if instance.tags is not None:
+        created.tags = sorted(set(instance.tags))
     return created
 
 
@@ -450,7 +455,8 @@ def begin_action(ctxt, database, uuid, action, values,
 
 
 def destroy_instance(ctxt, database, uuid):
-    """Soft-delete a live instance: vm_state deleted, the row kept.
+    """Soft-delete a live instance: vm_state deleted, the row kept, its
+    tags removed (as Nova's).
 
     :returns: the deleted Instance.
     :raises common.exception.InstanceNotFound: no live instance ``uuid``.
@@ -465,6 +471,7 @@ def destroy_instance(ctxt, database, uuid):
             power_state=instance_obj.NOSTATE, deleted=row.id,
             deleted_at=now, updated_at=now,
             terminated_at=row.terminated_at or now))
+        instance_tags.delete_tags(ctx, [uuid])
         return _instance(_select_row(ctx, uuid, read_deleted=True))
     return write(database, destroy, ctxt)
 

@@ -54,6 +54,9 @@ class Instance(base.PrimitiveObject):
     :ivar locked_by: ``owner`` or ``admin`` while ``locked``.
     :ivar system_metadata: what Berth keeps about the server for itself
         (e.g. ``locked_reason``), key -> value.
+    :ivar tags: the server's tags (2.26): given at boot they travel with
+        the build request and are written with the row; None for an
+        instance read from a cell database whose tags were not read.
     :ivar fault: the latest fault, {code, message, details, created_at},
         or None.
     :ivar cell_uuid: the cell whose database holds the row (None while the
@@ -92,6 +95,7 @@ class Instance(base.PrimitiveObject):
     access_ip_v4: str = None
     access_ip_v6: str = None
     system_metadata: dict = dataclasses.field(default_factory=dict)
+    tags: list = None
     fault: dict = None
     cell_uuid: str = None
 

@@ -80,6 +80,10 @@ class BootRequest(object):
     # The accessIPv4/accessIPv6 the user gave (Nova keeps them as given).
     access_ip_v4: str = None
     access_ip_v6: str = None
+    key_name: str = None
+    key_data: str = None
+    description: str = None
+    tags: list = dataclasses.field(default_factory=list)
 
 
 def parse_zone(value):
@@ -285,7 +289,9 @@ def build_records(ctxt, boot, count):
             image_meta=dict(boot.image.properties),
             reservation_id=reservation, launch_index=index,
             created_at=created_at, access_ip_v4=boot.access_ip_v4,
-            access_ip_v6=boot.access_ip_v6)
+            access_ip_v6=boot.access_ip_v6, key_name=boot.key_name,
+            key_data=boot.key_data, display_description=boot.description,
+            tags=sorted(set(boot.tags)))
         spec = spec_obj.RequestSpec(
             instance_uuid=uuid, project_id=ctxt.project_id,
             user_id=ctxt.user_id, flavor=flavor, image=image_meta,

@@ -24,12 +24,15 @@ from services.api.handlers import hypervisors
 from services.api.handlers import identity
 from services.api.handlers import images
 from services.api.handlers import instance_actions
+from services.api.handlers import keypairs
 from services.api.handlers import limits
 from services.api.handlers import quota_sets
 from services.api.handlers import root
 from services.api.handlers import scheduler_decisions
 from services.api.handlers import server_actions
 from services.api.handlers import server_groups
+from services.api.handlers import server_metadata
+from services.api.handlers import server_tags
 from services.api.handlers import servers
 from services.api.handlers import services
 from services.api.handlers import simple_tenant_usage
@@ -56,6 +59,34 @@ ROUTE_DECLARATIONS = {
     },
     '/servers/{server_id}/os-instance-actions/{request_id}': {
         'GET': instance_actions.show_action,
+    },
+    '/servers/{server_id}/metadata': {
+        'GET': server_metadata.list_metadata,
+        'POST': server_metadata.create_metadata,
+        'PUT': server_metadata.update_metadata,
+    },
+    '/servers/{server_id}/metadata/{key}': {
+        'GET': server_metadata.show_metadata_item,
+        'PUT': server_metadata.update_metadata_item,
+        'DELETE': server_metadata.delete_metadata_item,
+    },
+    '/servers/{server_id}/tags': {
+        'GET': server_tags.list_tags,
+        'PUT': server_tags.update_tags,
+        'DELETE': server_tags.delete_tags,
+    },
+    '/servers/{server_id}/tags/{tag}': {
+        'GET': server_tags.show_tag,
+        'PUT': server_tags.update_tag,
+        'DELETE': server_tags.delete_tag,
+    },
+    '/os-keypairs': {
+        'GET': keypairs.list_keypairs,
+        'POST': keypairs.create_keypair,
+    },
+    '/os-keypairs/{keypair_name}': {
+        'GET': keypairs.show_keypair,
+        'DELETE': keypairs.delete_keypair,
     },
     '/flavors': {
         'GET': flavors.list_flavors,

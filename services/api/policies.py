@@ -20,6 +20,8 @@ ADMIN = 'rule:context_is_admin'
 MEMBER = 'rule:project_member_or_admin'
 READER = 'rule:project_reader_or_admin'
 ANY = '@'
+# Key pairs belong to a user: that user, or an admin.
+ADMIN_OR_USER = 'rule:context_is_admin or user_id:%(user_id)s'
 # A denial's message, worded as Nova's.
 _DENIED = "Policy doesn't allow %s to be performed."
 
@@ -88,6 +90,51 @@ _OPERATIONS = [
     ('os_compute_api:os-instance-actions:events', ADMIN,
      'Show the events of an action.',
      [('GET', '/servers/{server_id}/os-instance-actions/{request_id}')]),
+    ('os_compute_api:servers:allow_all_filters', ADMIN,
+     'List servers with the admin-only filters (deleted=true).',
+     [('GET', '/servers'), ('GET', '/servers/detail')]),
+    # server metadata and tags
+    ('os_compute_api:server-metadata:index', READER,
+     'List a server\'s metadata.',
+     [('GET', '/servers/{server_id}/metadata')]),
+    ('os_compute_api:server-metadata:show', READER,
+     'Show a server metadata item.',
+     [('GET', '/servers/{server_id}/metadata/{key}')]),
+    ('os_compute_api:server-metadata:create', MEMBER,
+     'Add or change server metadata items.',
+     [('POST', '/servers/{server_id}/metadata')]),
+    ('os_compute_api:server-metadata:update_all', MEMBER,
+     'Replace a server\'s metadata.',
+     [('PUT', '/servers/{server_id}/metadata')]),
+    ('os_compute_api:server-metadata:update', MEMBER,
+     'Set a server metadata item.',
+     [('PUT', '/servers/{server_id}/metadata/{key}')]),
+    ('os_compute_api:server-metadata:delete', MEMBER,
+     'Delete a server metadata item.',
+     [('DELETE', '/servers/{server_id}/metadata/{key}')]),
+    ('os_compute_api:os-server-tags:index', READER,
+     'List a server\'s tags.', [('GET', '/servers/{server_id}/tags')]),
+    ('os_compute_api:os-server-tags:show', READER,
+     'Check a server tag.', [('GET', '/servers/{server_id}/tags/{tag}')]),
+    ('os_compute_api:os-server-tags:update_all', MEMBER,
+     'Replace a server\'s tags.', [('PUT', '/servers/{server_id}/tags')]),
+    ('os_compute_api:os-server-tags:update', MEMBER,
+     'Add a server tag.', [('PUT', '/servers/{server_id}/tags/{tag}')]),
+    ('os_compute_api:os-server-tags:delete_all', MEMBER,
+     'Delete every server tag.',
+     [('DELETE', '/servers/{server_id}/tags')]),
+    ('os_compute_api:os-server-tags:delete', MEMBER,
+     'Delete a server tag.',
+     [('DELETE', '/servers/{server_id}/tags/{tag}')]),
+    # key pairs
+    ('os_compute_api:os-keypairs:index', ADMIN_OR_USER,
+     'List a user\'s key pairs.', [('GET', '/os-keypairs')]),
+    ('os_compute_api:os-keypairs:create', ADMIN_OR_USER,
+     'Create or import a key pair.', [('POST', '/os-keypairs')]),
+    ('os_compute_api:os-keypairs:show', ADMIN_OR_USER,
+     'Show a key pair.', [('GET', '/os-keypairs/{keypair_name}')]),
+    ('os_compute_api:os-keypairs:delete', ADMIN_OR_USER,
+     'Delete a key pair.', [('DELETE', '/os-keypairs/{keypair_name}')]),
     # flavors
     ('os_compute_api:os-flavor-manage:create', ADMIN, 'Create a flavor.',
      [('POST', '/flavors')]),

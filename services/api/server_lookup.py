@@ -15,6 +15,7 @@ import re
 
 from common.db import boot_records
 from common.db import instance_records
+from common.db import instance_tags
 from common import exception
 from services.api import cell_hosts
 from services.api import errors
@@ -119,8 +120,44 @@ def _matches(instance, filters):
     return True
 
 
+TAG_FILTERS = ('tags', 'tags-any', 'not-tags', 'not-tags-any')
+
+
+def _matches_tags(instance, tag_filters):
+    """Nova's tag filters: ``tags`` all of, ``tags-any`` one of,
+    ``not-tags`` not all of, ``not-tags-any`` none of the listed tags.
+    """
+    have = set(instance.tags or ())
+    wanted = tag_filters.get('tags')
+    if wanted and not set(wanted) <= have:
+        return False
+    wanted = tag_filters.get('tags-any')
+    if wanted and not set(wanted) & have:
+        return False
+    wanted = tag_filters.get('not-tags')
+    if wanted and set(wanted) <= have:
+        return False
+    wanted = tag_filters.get('not-tags-any')
+    if wanted and set(wanted) & have:
+        return False
+    return True
+
+
+def _cell_instances(ctxt, cell, project_id, host, deleted, with_tags):
+    database = cell_hosts.database(cell)
+    instances = instance_records.list_instances(
+        ctxt, database, project_id=project_id, host=host, deleted=deleted)
+    if with_tags and instances:
+        tags = instance_tags.tags_by_instance(
+            ctxt, database, [i.uuid for i in instances])
+        for instance in instances:
+            instance.tags = tags.get(instance.uuid, [])
+    return instances
+
+
 def list_servers(ctxt, project_id=None, host=None, filters=None,
-                 limit=None, marker=None, deleted=False):
+                 limit=None, marker=None, deleted=False, tag_filters=None,
+                 with_tags=False):
     """[(Instance, CellMapping or None)], newest first.
 
     :param project_id: one project's servers, or None for all.
@@ -131,21 +168,27 @@ def list_servers(ctxt, project_id=None, host=None, filters=None,
     :param deleted: as :func:`instance_records.list_instances` (None:
         live and deleted servers).
     :param marker: the uuid after which the page starts.
+    :param deleted: True for the deleted servers only (no build
+        requests), False for the live ones.
+    :param tag_filters: :data:`TAG_FILTERS` name -> list of tags.
+    :param with_tags: read the servers' tags (``instance.tags``).
     :raises errors.BadRequest: an unknown marker.
     """
     filters = filters or {}
+    tag_filters = tag_filters or {}
+    with_tags = with_tags or bool(tag_filters)
     found = {}
     for cell in cell_hosts.all_cells(ctxt):
-        for instance in instance_records.list_instances(
-                ctxt, cell_hosts.database(cell), project_id=project_id,
-                host=host, deleted=deleted):
+        for instance in _cell_instances(ctxt, cell, project_id, host,
+                                        deleted, with_tags):
             instance.cell_uuid = cell.uuid
             found[instance.uuid] = (instance, cell)
-    if host is None:
+    if host is None and not deleted:
         for instance in boot_records.list_build_requests(ctxt, project_id):
             found.setdefault(instance.uuid, (instance, None))
     servers = sorted((pair for pair in found.values()
-                      if _matches(pair[0], filters)),
+                      if _matches(pair[0], filters) and
+                      _matches_tags(pair[0], tag_filters)),
                      key=_sort_key, reverse=True)
     if marker is not None:
         uuids = [pair[0].uuid for pair in servers]

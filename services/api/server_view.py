@@ -14,6 +14,7 @@ decides.
 
 import hashlib
 
+from common.db import instance_tags
 from services.api import cell_hosts
 from services.api import policies
 from services.api import util
@@ -128,6 +129,15 @@ class Viewer(object):
             self._host_status[key] = status
         return self._host_status[key]
 
+    def tags(self, instance, cell):
+        """The server's tags: those it carries (a build request's, or
+        read with a list), else its cell's.
+        """
+        if instance.tags is None and cell is not None:
+            instance.tags = instance_tags.get_tags(
+                self.ctx, cell_hosts.database(cell), instance.uuid)
+        return list(instance.tags or [])
+
     def _extended(self, body, instance):
         req = self.req
         body['OS-EXT-SRV-ATTR:host'] = instance.host
@@ -167,7 +177,7 @@ class Viewer(object):
             'OS-DCF:diskConfig': 'MANUAL',
             'OS-EXT-AZ:availability_zone': instance.availability_zone or '',
             'config_drive': '',
-            'key_name': None,
+            'key_name': instance.key_name,
             'OS-SRV-USG:launched_at': util.iso_micro(instance.launched_at),
             'OS-SRV-USG:terminated_at': util.iso_micro(
                 instance.terminated_at),
@@ -189,9 +199,9 @@ class Viewer(object):
         if util.at_least(req, LOCKED_REASON_VERSION):
             body['locked_reason'] = None
         if util.at_least(req, DESCRIPTION_VERSION):
-            body['description'] = None
+            body['description'] = instance.display_description
         if util.at_least(req, TAGS_VERSION):
-            body['tags'] = []
+            body['tags'] = self.tags(instance, cell)
         if util.at_least(req, TRUSTED_CERTS_VERSION):
             body['trusted_image_certificates'] = None
         if self.show_host_status:

@@ -19,6 +19,7 @@ from services.api import deletion
 from services.api import errors
 from services.api import policies
 from services.api.records import aggregates as agg_records
+from services.api.records import keypairs as keypair_records
 from services.api.records import server_groups as group_records
 from services.api.schemas import servers as schema
 from services.api.schemas import types
@@ -101,6 +102,25 @@ def _change_filters(req):
     return filters
 
 
+def _tag_filters(req):
+    """The tag filters (2.26) of the query: name -> list of tags."""
+    if not util.at_least(req, server_view.TAGS_VERSION):
+        return {}
+    return {name: [t for t in req.GET[name].split(',') if t]
+            for name in server_lookup.TAG_FILTERS if req.GET.get(name)}
+
+
+def _deleted(req):
+    """Whether to list deleted servers: ``deleted=true`` from a caller
+    ``...:servers:allow_all_filters`` allows; as Nova, anybody else's
+    ``deleted`` is dropped, and a value that is no boolean means no.
+    """
+    if 'deleted' not in req.GET or not policies.authorize(
+            req, 'os_compute_api:servers:allow_all_filters', fatal=False):
+        return False
+    return strutils.bool_from_string(req.GET['deleted'], default=False)
+
+
 def _list(req, action, detail):
     policies.authorize(req, action)
     ctx = util.context(req)
@@ -117,7 +137,10 @@ def _list(req, action, detail):
         host = req.GET['host']
     servers = server_lookup.list_servers(
         ctx, project_id=project_id, host=host, filters=filters, limit=limit,
-        marker=req.GET.get('marker'), deleted=None if changes else False)
+        marker=req.GET.get('marker'),
+        deleted=None if changes else _deleted(req),
+        tag_filters=_tag_filters(req),
+        with_tags=detail and util.at_least(req, server_view.TAGS_VERSION))
     if detail:
         viewer = server_view.Viewer(req)
         bodies = [viewer.detail(i, c) for i, c in servers]
@@ -259,9 +282,6 @@ def _check_networks(data):
 
 
 def _unsupported(data):
-    if data.get('description') or data.get('tags'):
-        raise errors.BadRequest('Berth keeps no server descriptions or '
-                                'tags; create the server without them.')
     if data.get('block_device_mapping'):
         raise errors.BadRequest('Legacy block device mappings are not '
                                 'supported: Berth has no volumes.')
@@ -290,11 +310,14 @@ def _boot_request(req, body):
     metadata = data.get('metadata') or {}
     meta_limit = limits['metadata_items']
     if 0 <= meta_limit < len(metadata):
-        raise errors.Forbidden('Quota exceeded for metadata_items: at most '
-                               '%d metadata items.' % meta_limit)
+        raise errors.Forbidden('Maximum number of metadata items exceeds %d'
+                               % meta_limit)
+    key_name, key_data = _key_pair(ctx, data.get('key_name'))
     return boot.BootRequest(
         name=data['name'], flavor=flavor, image=image, placement=place,
-        hints=hints, metadata=metadata,
+        hints=hints, metadata=metadata, key_name=key_name,
+        key_data=key_data, description=data.get('description'),
+        tags=list(data.get('tags') or []),
         group=boot.group_for_boot(ctx, conf, hints, ctx.project_id,
                                   min_count, project_limits=limits),
         min_count=min_count, max_count=max_count,
@@ -302,6 +325,21 @@ def _boot_request(req, body):
         pci_requests=boot.pci_for_boot(conf, flavor), limits=limits,
         access_ip_v4=data.get('accessIPv4'),
         access_ip_v6=data.get('accessIPv6'))
+
+
+def _key_pair(ctx, key_name):
+    """(key_name, public key) of the caller's key pair ``key_name``.
+
+    :raises errors.BadRequest: the caller has no such key pair (Nova's
+        message).
+    """
+    if key_name is None:
+        return None, None
+    try:
+        keypair = keypair_records.get_keypair(ctx, ctx.user_id, key_name)
+    except keypair_records.KeypairNotFound:
+        raise errors.BadRequest('Invalid key_name provided.')
+    return keypair['name'], keypair['public_key']
 
 
 def generate_password(length):
@@ -357,12 +395,13 @@ def create_server(req):
 
 
 # The update body's keys and the instance columns they set.
-_UPDATABLE = {'name': 'display_name', 'accessIPv4': 'access_ip_v4',
-              'accessIPv6': 'access_ip_v6'}
+_UPDATABLE = {'name': 'display_name', 'description': 'display_description',
+              'accessIPv4': 'access_ip_v4', 'accessIPv6': 'access_ip_v6'}
 
 
 def update_server(req):
-    """PUT /servers/{server_id}: rename, set the access addresses.
+    """PUT /servers/{server_id}: rename, describe (2.19), set the access
+    addresses.
 
     :raises errors.Conflict: the server is still a build request.
     """
@@ -370,14 +409,12 @@ def update_server(req):
     body_schema = (schema.UPDATE_V219 if util.at_least(
         req, server_view.DESCRIPTION_VERSION) else schema.UPDATE)
     data = util.extract_json(req, body_schema)['server']
-    if data.get('description'):
-        raise errors.BadRequest('Berth keeps no server descriptions.')
     values = {column: data[key] for key, column in _UPDATABLE.items()
               if key in data}
     if values:
         if cell is None:
             raise errors.Conflict('Server %s is still being scheduled; '
-                                  'rename it once it is built.'
+                                  'update it once it is built.'
                                   % instance.uuid)
         instance = instance_records.update_instance(
             util.context(req), cell_hosts.database(cell), instance.uuid,

@@ -3,10 +3,12 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """JSON schemas of the server bodies: create (per microversion), update.
 
-Berth schedules servers; it has no networks, volumes or key pairs. Their
-fields are accepted where Nova's clients always send them (``networks:
-"auto"`` from 2.37, ``security_groups``, ``key_name``...) and otherwise
-ignored; booting from a volume is refused by the handler.
+Berth schedules servers; it has no networks or volumes. Their fields are
+accepted where Nova's clients always send them (``networks: "auto"`` from
+2.37, ``security_groups``...) and otherwise ignored; booting from a volume
+is refused by the handler. ``key_name`` names one of the caller's key
+pairs, ``description`` (2.19) and ``tags`` (2.52) are kept with the
+server.
 """
 
 import copy

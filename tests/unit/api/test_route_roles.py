@@ -57,6 +57,8 @@ def _row(method, route, expect, body=None):
 
 
 SERVER_NAME = {'server': {'name': 'renamed'}}
+PUBLIC_KEY = ('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINviFH8ZSPBDer4G0rYTk'
+              'RJHwks11Q3mkDHH/425iIle test')
 FLAVOR = {'flavor': {'name': 'f-new', 'vcpus': 1, 'ram': 64, 'disk': 1}}
 
 TABLE = [
@@ -73,6 +75,31 @@ TABLE = [
     _row('GET', '/servers/{server_id}/os-instance-actions', OWNER_READ),
     _row('GET', '/servers/{server_id}/os-instance-actions/{request_id}',
          OWNER_READ),
+    _row('GET', '/servers/{server_id}/metadata', OWNER_READ),
+    _row('POST', '/servers/{server_id}/metadata', _owner_write(200),
+         {'metadata': {'k2': 'v'}}),
+    _row('PUT', '/servers/{server_id}/metadata', _owner_write(200),
+         {'metadata': {'k2': 'v'}}),
+    _row('GET', '/servers/{server_id}/metadata/{key}', OWNER_READ),
+    _row('PUT', '/servers/{server_id}/metadata/{key}', _owner_write(200),
+         {'meta': {'k1': 'v2'}}),
+    _row('DELETE', '/servers/{server_id}/metadata/{key}', _owner_write(204)),
+    _row('GET', '/servers/{server_id}/tags', OWNER_READ),
+    _row('PUT', '/servers/{server_id}/tags', _owner_write(200),
+         {'tags': ['a', 'b']}),
+    _row('DELETE', '/servers/{server_id}/tags', _owner_write(204)),
+    _row('GET', '/servers/{server_id}/tags/{tag}',
+         _statuses(204, 204, 204, 404)),
+    _row('PUT', '/servers/{server_id}/tags/{tag}', _owner_write(204)),
+    _row('DELETE', '/servers/{server_id}/tags/{tag}', _owner_write(204)),
+    # NOTE: key pairs are the user's: each caller lists and creates its
+    # own; another user's (alice's, named by user_id) is admin-only.
+    _row('GET', '/os-keypairs', ALL_200),
+    _row('POST', '/os-keypairs', _statuses(201, 201, 201, 201), 'keypair'),
+    _row('GET', '/os-keypairs/{keypair_name}', _statuses(200, 200, 403,
+                                                         403)),
+    _row('DELETE', '/os-keypairs/{keypair_name}', _statuses(204, 204, 403,
+                                                            403)),
     _row('GET', '/flavors', ALL_200),
     _row('GET', '/flavors/detail', ALL_200),
     _row('POST', '/flavors', ADMIN_ONLY, FLAVOR),
@@ -130,7 +157,7 @@ TABLE = [
     _row('GET', '/os-quota-sets/{project_id}', _statuses(200, 200, 200,
                                                          403)),
     _row('PUT', '/os-quota-sets/{project_id}', ADMIN_ONLY,
-         {'quota_set': {'cores': 40}}),
+         {'quota_set': {'cores': 1000}}),
     _row('DELETE', '/os-quota-sets/{project_id}', _admin(202)),
     _row('GET', '/os-quota-sets/{project_id}/defaults', ALL_200),
     _row('GET', '/os-quota-sets/{project_id}/detail', _statuses(200, 200,
@@ -220,14 +247,19 @@ class Fixtures(object):
 
     def server_id(self, values):
         uuid = self.world.add_instance('cell1', host='node0',
-                                       project_id='projA')
+                                       project_id='projA',
+                                       metadata='{"k1": "v1"}')
         now = datetime.datetime(2026, 1, 1)
         self.world.insert('cell1', cell_tables.instance_actions,
                           action='create', instance_uuid=uuid,
                           request_id='req-%s' % uuid, user_id='alice',
                           project_id='projA', start_time=now, deleted=0,
                           created_at=now)
+        self.world.insert('cell1', cell_tables.tags, resource_id=uuid,
+                          tag='t1')
         values['request_id'] = 'req-%s' % uuid
+        values['key'] = 'k1'
+        values['tag'] = 't1'
         return uuid
 
     def flavor_id(self, values):
@@ -283,11 +315,19 @@ class Fixtures(object):
         values['tag'] = 'blue'
         return body['id']
 
+    def keypair_name(self, values):
+        name = 'kp-%d' % self._next()
+        status, body, _r = self.client.post(V + '/os-keypairs', {
+            'keypair': {'name': name, 'public_key': PUBLIC_KEY}},
+            **CALLERS['member'])
+        assert status == 201, body
+        return name + '?user_id=alice'
+
     def path(self, route):
         values = {}
         for name in ('server_id', 'flavor_id', 'aggregate_id', 'group_id',
                      'service_id', 'hypervisor_id', 'project_id',
-                     'image_id', 'pattern', 'tenant_id'):
+                     'image_id', 'pattern', 'tenant_id', 'keypair_name'):
             if '{%s}' % name in route:
                 values[name] = getattr(self, name)(values)
         if route == '/os-berth-capacity/headroom':
@@ -300,6 +340,9 @@ class Fixtures(object):
             return {'server': {'name': 'vm', 'flavorRef': self.public_flavor,
                                'imageRef': self.public_image,
                                'networks': 'none'}}, None, {}
+        if row.body == 'keypair':
+            return {'keypair': {'name': 'kp-new-%d' % self._next(),
+                                'public_key': PUBLIC_KEY}}, None, {}
         if row.body == 'add_host':
             host, _node = self._host()
             return {'add_host': {'host': host}}, None, {}
@@ -354,7 +397,11 @@ def test_other_projects_server_is_not_found_on_every_route(world):
     for method, suffix, body in (
             ('GET', '', None), ('PUT', '', SERVER_NAME),
             ('DELETE', '', None), ('GET', '/os-instance-actions', None),
-            ('GET', '/os-instance-actions/req-%s' % uuid, None)):
+            ('GET', '/os-instance-actions/req-%s' % uuid, None),
+            ('GET', '/metadata', None), ('DELETE', '/metadata/k1', None),
+            ('PUT', '/metadata', {'metadata': {}}),
+            ('GET', '/tags', None), ('DELETE', '/tags/t1', None),
+            ('PUT', '/tags', {'tags': []})):
         status, data, _r = world.client.request(
             method, V + '/servers/' + uuid + suffix, body=body,
             **CALLERS['other'])

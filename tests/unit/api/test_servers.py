@@ -468,5 +468,6 @@ def test_flavor_then_image_then_metadata_quota_decide_the_error(world):
     status, body = helpers.boot(world.client, flavor, image,
                                 metadata={'a': 'b'})
     assert status == 403
-    assert 'metadata_items' in body['forbidden']['message']
+    assert body['forbidden']['message'] == (
+        'Maximum number of metadata items exceeds 0')
     assert world.conductor.builds == []
