@@ -25,6 +25,7 @@ import logging
 import traceback
 
 from common.db import boot_records
+from common.db import instance_records
 from common import exception
 from common import notifications
 from common.objects import image as image_obj
@@ -93,39 +94,40 @@ def _stored_spec(conductor, ctxt, instance):
         pci_requests=list(inst.pci_requests or []))
 
 
-def _event(conductor, ctxt, uuid, phase, result=None, tb=None):
+def _event(conductor, ctxt, database, uuid, phase, result=None, tb=None):
     try:
         if phase == 'start':
-            conductor.records.action_event_start(ctxt, uuid, EVENT,
-                                                 conductor.host)
+            instance_records.action_event_start(ctxt, database, uuid, EVENT,
+                                                conductor.host)
         else:
-            conductor.records.action_event_finish(
-                ctxt, uuid, EVENT, conductor.host, result, traceback=tb)
+            instance_records.action_event_finish(
+                ctxt, database, uuid, EVENT, conductor.host, result, tb)
     except Exception as exc:
         LOG.warning('Could not record event %s %s of instance %s: %s',
                     EVENT, phase, uuid, exc)
 
 
-def _no_valid_host(conductor, ctxt, request, exc):
+def _no_valid_host(conductor, ctxt, database, request, exc):
     """Put the server in ERROR with its old image and the fault."""
     uuid = request.instance_uuid
     tb = traceback.format_exc()
     LOG.warning('Rebuild of %s refused: its host no longer fits image %s: '
                 '%s', uuid, request.image_ref, exc)
     try:
-        instance = conductor.records.instance_update(
-            ctxt, uuid, {'vm_state': instance_obj.ERROR, 'task_state': None,
-                         'image_ref': request.orig_image_ref,
-                         'image_meta': request.orig_image_meta},
+        instance_records.add_fault(ctxt, database, uuid, FAULT_CODE,
+                                   str(exc), details=tb)
+        instance = instance_records.update_instance(
+            ctxt, database, uuid,
+            {'vm_state': instance_obj.ERROR, 'task_state': None,
+             'image_ref': request.orig_image_ref,
+             'image_meta': request.orig_image_meta},
             expected_task_state=[instance_obj.REBUILDING])
-        conductor.records.instance_fault_create(
-            ctxt, uuid, FAULT_CODE, str(exc)[:255], details=tb)
     except (exception.InstanceNotFound,
             exception.UnexpectedTaskStateError) as gone:
         LOG.info('Instance %s changed during its rebuild check: %s', uuid,
                  gone)
         return
-    _event(conductor, ctxt, uuid, 'finish', 'Error', tb)
+    _event(conductor, ctxt, database, uuid, 'finish', 'Error', tb)
     conductor.notify(ctxt, 'instance.rebuild_scheduled.error',
                      notifications.instance_payload(
                          instance, fault=notifications.exception_payload(exc),
@@ -160,21 +162,24 @@ def rebuild_instance(conductor, ctxt, request):
     """
     uuid = request.instance_uuid
     try:
-        instance = conductor.records.instance_get(ctxt, uuid)
+        cell_uuid, database = conductor.cells.instance_cell(ctxt, uuid)
+        instance = instance_records.get_instance(ctxt, database, uuid)
     except exception.InstanceNotFound:
         LOG.info('Instance %s was deleted before its rebuild', uuid)
         return
-    _event(conductor, ctxt, uuid, 'start')
+    instance.cell_uuid = cell_uuid
+    instance = instance.to_primitive()
+    _event(conductor, ctxt, database, uuid, 'start')
     if request.image_ref != request.orig_image_ref:
         try:
             _check_host(conductor, ctxt, instance, request)
         except exception.NoValidHost as exc:
-            return _no_valid_host(conductor, ctxt, request, exc)
+            return _no_valid_host(conductor, ctxt, database, request, exc)
         except Exception as exc:
             LOG.exception('Rebuild check of %s failed', uuid)
-            return _no_valid_host(conductor, ctxt, request, exc)
-    _event(conductor, ctxt, uuid, 'finish', 'Success')
-    cell = conductor.cells.cell(ctxt, instance['cell_uuid'])
+            return _no_valid_host(conductor, ctxt, database, request, exc)
+    _event(conductor, ctxt, database, uuid, 'finish', 'Success')
+    cell = conductor.cells.cell(ctxt, cell_uuid)
     conductor.compute_clients.for_cell(cell).rebuild_instance(
         ctxt, host=instance['host'], instance_uuid=uuid,
         image_ref=request.image_ref, orig_vm_state=request.orig_vm_state,
