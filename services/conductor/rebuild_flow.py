@@ -17,7 +17,7 @@ and task ``rebuilding``. Here, as in Nova's conductor:
   rebuild is cast. When it does not, the server goes to ERROR with the
   scheduler's "No valid host was found..." fault, its image is set back
   to the one it had, the ``conductor_rebuild_server`` event fails and
-  ``instance.rebuild_scheduled.error`` is sent (doc/api.md, "Rebuild").
+  ``instance.rebuild_scheduled.error`` is sent (doc/behaviours.md §rebuild).
 """
 
 import dataclasses

@@ -5,7 +5,7 @@
 
 ``{"rebuild": {"imageRef": ..., "name": ..., "metadata": ...}}`` re-creates
 the guest from an image, on the same host, keeping the server's id,
-flavor and allocation (doc/api.md, "Rebuild"). The API checks the body
+flavor and allocation (doc/behaviours.md §rebuild). The API checks the body
 (Nova's schema at the request's microversion), the policy, the lock and
 the state, checks the image against the flavor as a boot does, then in
 one write records the ``rebuild`` action, moves the task state to

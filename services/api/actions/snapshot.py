@@ -4,7 +4,7 @@
 """Server actions: createImage.
 
 ``{"createImage": {"name": ..., "metadata": {...}}}`` snapshots a server
-into an image of the built-in catalog (doc/api.md, "createImage"). The
+into an image of the built-in catalog (doc/behaviours.md §snapshot). The
 API checks body, policy, state and the image metadata quota, creates the
 image ``queued`` with Nova's snapshot properties, records the
 ``createImage`` action with task ``image_snapshot`` in one write and
