@@ -10,6 +10,8 @@ with the snapshot's size and checksum, or deleted when the snapshot
 failed, so that no half-written image is left.
 """
 
+import json
+
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -45,3 +47,24 @@ def finish_image(ctxt, database, image_id, values):
                 updated_at=timeutils.utcnow(), **values)
         return ctx.connection.execute(statement).rowcount > 0
     return database.writer_connection(finish)(ctxt)
+
+
+def drop_pending_of_instance(ctxt, database, instance_uuid):
+    """Delete the queued snapshot images of ``instance_uuid`` (a snapshot
+    a compute restart interrupted); the number deleted.
+    """
+    pending = sa.and_(_IM.c.status.in_(('queued', 'saving')),
+                      _IM.c.properties.contains(instance_uuid))
+
+    def drop(ctx):
+        dropped = 0
+        for row in ctx.connection.execute(
+                sa.select(_IM.c.uuid, _IM.c.properties).where(pending)):
+            props = json.loads(row.properties or '{}')
+            if props.get('image_type') == 'snapshot' and \
+                    props.get('instance_uuid') == instance_uuid:
+                ctx.connection.execute(_IM.delete().where(
+                    _IM.c.uuid == row.uuid))
+                dropped += 1
+        return dropped
+    return database.writer_connection(drop)(ctxt)

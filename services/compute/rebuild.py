@@ -13,7 +13,9 @@ Nova keeps it), task None, ``launched_at`` now, the event's finish.
 ``instance.rebuild.start``/``.end`` surround it.
 
 A failure puts the instance in ERROR with a fault, the event failed and
-``instance.rebuild.error``: never stuck in a task state.
+``instance.rebuild.error``: never stuck in a task state. A rebuild a
+restart of the agent interrupted ends the same way (:func:`recover`), as
+Nova's ``init_host`` does.
 """
 
 import logging
@@ -140,3 +142,31 @@ def rebuild_instance(agent, ctxt, host, instance_uuid, image_ref,
     """Rebuild one instance of ``host`` (see the module doc)."""
     RebuildTask(agent, ctxt, host, instance_uuid, image_ref, orig_vm_state,
                 preserve_ephemeral).run()
+
+
+def recover(agent, ctxt, host, instances):
+    """ERROR, with a fault, for the instances of ``host`` whose rebuild a
+    restart interrupted (task rebuilding or rebuild_spawning).
+
+    :param instances: the host's instance primitives.
+    """
+    for instance in instances:
+        if instance.get('task_state') not in (instance_obj.REBUILDING,
+                                              instance_obj.REBUILD_SPAWNING):
+            continue
+        uuid = instance['uuid']
+        LOG.warning('Instance %s was being rebuilt when %s stopped; setting '
+                    'it to ERROR', uuid, host)
+        try:
+            agent.conductor.instance_fault_create(
+                ctxt, uuid, FAULT_CODE, 'The rebuild was interrupted by a '
+                'restart of the compute service', host=host)
+            agent.conductor.instance_update(
+                ctxt, uuid, {'vm_state': instance_obj.ERROR,
+                             'task_state': None},
+                expected_task_state=[instance_obj.REBUILDING,
+                                     instance_obj.REBUILD_SPAWNING])
+        except Exception as exc:
+            if not (utils.not_found(exc) or
+                    utils.unexpected_task_state(exc)):
+                LOG.exception('Could not recover instance %s', uuid)

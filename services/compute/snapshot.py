@@ -13,7 +13,9 @@ surround it; the vm_state never changes.
 
 A failure deletes the image (no half-written image is left), records a
 fault, finishes the event with Error, sends ``instance.snapshot.error``
-and clears the task state.
+and clears the task state. A snapshot a restart of the agent interrupted
+has its task cleared (:func:`recover`), as Nova's ``init_host`` does; its
+image is deleted.
 """
 
 import logging
@@ -128,3 +130,27 @@ class SnapshotTask(object):
 def snapshot_instance(agent, ctxt, host, instance_uuid, image_id):
     """Snapshot one instance of ``host`` (see the module doc)."""
     SnapshotTask(agent, ctxt, host, instance_uuid, image_id).run()
+
+
+def recover(agent, ctxt, host, instances):
+    """Clear the task of the instances of ``host`` whose snapshot a
+    restart interrupted, and delete their queued images (found by their
+    ``instance_uuid`` property: the image id is not on the instance).
+
+    :param instances: the host's instance primitives.
+    """
+    for instance in instances:
+        if instance.get('task_state') not in _SNAPSHOT_STATES:
+            continue
+        uuid = instance['uuid']
+        LOG.warning('Instance %s was being snapshotted when %s stopped; '
+                    'clearing its task state', uuid, host)
+        try:
+            agent.conductor.image_snapshot_abandoned(ctxt, uuid)
+            agent.conductor.instance_update(
+                ctxt, uuid, {'task_state': None},
+                expected_task_state=_SNAPSHOT_STATES)
+        except Exception as exc:
+            if not (utils.not_found(exc) or
+                    utils.unexpected_task_state(exc)):
+                LOG.exception('Could not recover instance %s', uuid)

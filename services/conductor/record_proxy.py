@@ -239,3 +239,12 @@ class RecordProxy(object):
             return False
         return snapshot_images.finish_image(ctxt, self.cells.api, image_id,
                                             values)
+
+    def image_snapshot_abandoned(self, ctxt, instance_uuid):
+        """Delete the queued snapshot images of an instance whose snapshot
+        a compute restart interrupted; how many.
+        """
+        if not self.cells.has_api:
+            return 0
+        return snapshot_images.drop_pending_of_instance(
+            ctxt, self.cells.api, instance_uuid)

@@ -91,7 +91,8 @@ class ConductorAPI(object):
       instance_get, instance_update (optionally with an action event,
       optionally brief), instance_updates, instance_destroy,
       instance_fault_create, action_event_start, action_event_finish,
-      rebuild_instance (cast), image_snapshot_done (record call).
+      rebuild_instance (cast), image_snapshot_done and
+      image_snapshot_abandoned (record calls).
       Record calls go to topic ``conductor_records``.
     """
 
@@ -341,3 +342,10 @@ class ConductorAPI(object):
         """
         return self._records().call(ctxt, 'image_snapshot_done',
                                     image_id=image_id, values=values)
+
+    def image_snapshot_abandoned(self, ctxt, instance_uuid):
+        """Delete the queued snapshot images of ``instance_uuid`` (its
+        snapshot was interrupted by a compute restart); how many (call).
+        """
+        return self._records().call(ctxt, 'image_snapshot_abandoned',
+                                    instance_uuid=instance_uuid)

@@ -264,6 +264,16 @@ class FakeConductor(object):
                 images[image_id].update(values)
             return True
 
+    def image_snapshot_abandoned(self, ctxt, instance_uuid):
+        self._log('image_snapshot_abandoned')
+        with self.lock:
+            images = self.__dict__.setdefault('images', {})
+            gone = [i for i, v in images.items()
+                    if v.get('instance_uuid') == instance_uuid]
+            for image_id in gone:
+                del images[image_id]
+            return len(gone)
+
     def build_instances(self, ctxt, instance, request_spec, alternates,
                         failed_host, failed_node, reason):
         self._log('build_instances')

@@ -159,3 +159,21 @@ def test_local_driver_snapshot_and_rebuild(tmp_path):
     with pytest.raises(driver_mod.InstanceRebuildError):
         drv.rebuild(driver_mod.Guest(uuid='nope', host='h', nodename='h'),
                     {})
+
+
+def test_a_restart_ends_interrupted_rebuilds_and_snapshots(make_agent):
+    agent = make_agent()
+    conductor = agent.conductor
+    rebuilding = conductor.add_instance('cn', task_state='rebuild_spawning')
+    snapping = conductor.add_instance('cn', task_state='image_uploading',
+                                      vm_state='stopped')
+    conductor.__dict__.setdefault('images', {}).update({
+        'img-a': {'instance_uuid': snapping['uuid']},
+        'img-b': {'instance_uuid': 'someone-else'}})
+    agent.start()
+    row = conductor.instances[rebuilding['uuid']]
+    assert (row['vm_state'], row['task_state']) == ('error', None)
+    assert 'interrupted' in conductor.faults[0]['message']
+    row = conductor.instances[snapping['uuid']]
+    assert (row['vm_state'], row['task_state']) == ('stopped', None)
+    assert list(conductor.images) == ['img-b']
