@@ -108,13 +108,12 @@ def _refuse_unsupported(data):
 
 def _check_metadata_quota(ctxt, conf, metadata):
     """403 when ``metadata`` has more items than ``[quota] metadata_items``
-    (Nova's message).
+    (Nova's MetadataLimitExceeded).
     """
     limit = quota.limits(ctxt, conf, ctxt.project_id).get('metadata_items')
-    if limit is not None and limit >= 0 and len(metadata) > limit:
-        raise errors.Forbidden('Quota exceeded for metadata_items: Requested '
-                               '%d, but already used 0 of %d metadata_items'
-                               % (len(metadata), limit))
+    if limit is not None and 0 <= limit < len(metadata):
+        raise errors.Forbidden('Maximum number of metadata items exceeds %d'
+                               % limit)
 
 
 def _values(req, instance, data, image):

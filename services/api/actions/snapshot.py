@@ -31,6 +31,9 @@ POLICY = 'os_compute_api:servers:create_image'
 # NOTE: Nova's snapshot states for a server booted from an image.
 VM_STATES = (instance_obj.ACTIVE, 'stopped', 'paused', 'suspended')
 IMAGE_ID_VERSION = (2, 45)
+# NOTE: from 2.39 Nova no longer checks the metadata quota on createImage
+# (the image proxy APIs went away).
+QUOTA_UNCHECKED_FROM = (2, 39)
 
 CREATE_IMAGE = {
     'type': 'object',
@@ -105,7 +108,8 @@ def create_image(req, value):
 
     :raises errors.BadRequest: a bad body; Glance is configured (Berth
         snapshots only into its built-in catalog).
-    :raises errors.Forbidden: the policy, or over the metadata quota.
+    :raises errors.Forbidden: the policy, or over the metadata quota
+        (up to 2.38, as Nova).
     :raises errors.Conflict: a state Nova does not snapshot from.
     """
     util.validate({'createImage': value}, CREATE_IMAGE)
@@ -114,7 +118,8 @@ def create_image(req, value):
     conf = util.conf(req)
     checks.check_state(instance, 'createImage', VM_STATES)
     metadata = value.get('metadata') or {}
-    _check_quota(ctxt, conf, metadata)
+    if not util.at_least(req, QUOTA_UNCHECKED_FROM):
+        _check_quota(ctxt, conf, metadata)
     if not image_api.builtin(conf):
         raise errors.BadRequest('Berth snapshots servers only into its '
                                 'built-in image catalog; [glance] is '
