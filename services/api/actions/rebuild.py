@@ -15,13 +15,16 @@ changed and casts the compute. 202 with the server.
 """
 
 import copy
+import logging
 
 import sqlalchemy as sa
 
 from common.db import api_tables
+from common.db import instance_records
 from common.objects import instance as instance_obj
 from services.api.actions import checks
 from services.api import boot
+from services.api import cell_hosts
 from services.api import errors
 from services.api.handlers import servers
 from services.api import quota
@@ -29,6 +32,8 @@ from services.api import records
 from services.api.schemas import types
 from services.api import server_view
 from services.api import util
+
+LOG = logging.getLogger(__name__)
 
 POLICY = 'os_compute_api:servers:rebuild'
 # NOTE: Nova's rebuildable states (check_instance_state on rebuild).
@@ -169,6 +174,20 @@ def _password(conf, data):
     return servers.generate_password(conf.password_length)
 
 
+def _undo(ctxt, cell, instance, values):
+    """Put back what the rebuild changed when its cast failed, so that
+    the server is not left ``rebuilding`` with nobody working on it.
+    """
+    restore = {name: getattr(instance, name) for name in values}
+    restore['task_state'] = None
+    try:
+        instance_records.update_instance(
+            ctxt, cell_hosts.database(cell), instance.uuid, restore,
+            expected_task_state=[instance_obj.REBUILDING], brief=True)
+    except Exception:
+        LOG.exception('Could not undo the rebuild of %s', instance.uuid)
+
+
 def rebuild(req, value):
     """``rebuild``: 202 with the server body (and its adminPass).
 
@@ -176,6 +195,8 @@ def rebuild(req, value):
         or one too big for the flavor.
     :raises errors.Conflict: locked (non-admins) or in a state Nova does
         not rebuild from.
+    :raises errors.ServiceUnavailable: the conductor could not be told
+        (the server is put back as it was).
     """
     util.validate({'rebuild': value}, _schema(req))
     data = value
@@ -192,14 +213,22 @@ def rebuild(req, value):
     image = boot.image_for_boot(ctxt, conf, data['imageRef'], flavor)
     orig_image_ref = instance.image_ref
     orig_vm_state = instance.vm_state
+    values = _values(req, instance, data, image)
     updated = checks.begin(req, instance, cell, 'rebuild', 'rebuild',
-                           _values(req, instance, data, image))
-    boot.conductor_api().rebuild_instance(
-        ctxt, instance_uuid=instance.uuid, image_ref=image.id,
-        orig_image_ref=orig_image_ref, orig_vm_state=orig_vm_state,
-        image_meta=image.to_meta(),
-        preserve_ephemeral=bool(data.get('preserve_ephemeral', False)),
-        orig_image_meta=dict(instance.image_meta or {}))
+                           values)
+    try:
+        boot.conductor_api().rebuild_instance(
+            ctxt, instance_uuid=instance.uuid, image_ref=image.id,
+            orig_image_ref=orig_image_ref, orig_vm_state=orig_vm_state,
+            image_meta=image.to_meta(),
+            preserve_ephemeral=bool(data.get('preserve_ephemeral', False)),
+            orig_image_meta=dict(instance.image_meta or {}))
+    except Exception as exc:
+        _undo(ctxt, cell, instance, values)
+        LOG.exception('Could not cast the rebuild of %s', instance.uuid)
+        raise errors.ServiceUnavailable(
+            'The rebuild of %s could not be started: %s'
+            % (instance.uuid, exc))
     server = server_view.Viewer(req).detail(updated, cell)
     password = _password(conf, data)
     if password is not None:

@@ -17,8 +17,12 @@ or delete it when the snapshot fails.
 naming the image before.
 """
 
+import logging
+
+from common.db import instance_records
 from common.objects import instance as instance_obj
 from services.api.actions import checks
+from services.api import cell_hosts
 from services.api import deletion
 from services.api import errors
 from services.api import images as image_api
@@ -26,6 +30,8 @@ from services.api import quota
 from services.api.records import images as image_records
 from services.api.schemas import types
 from services.api import util
+
+LOG = logging.getLogger(__name__)
 
 POLICY = 'os_compute_api:servers:create_image'
 # NOTE: Nova's snapshot states for a server booted from an image.
@@ -103,6 +109,20 @@ def snapshot_values(ctxt, instance, name, metadata, base):
     return columns, properties
 
 
+def _undo(ctxt, cell, instance, image_id):
+    """Clear the task and delete the image when the cast failed: no
+    server left ``image_snapshot``, no image left ``queued``.
+    """
+    try:
+        image_records.delete_image(ctxt, image_id)
+        instance_records.update_instance(
+            ctxt, cell_hosts.database(cell), instance.uuid,
+            {'task_state': None},
+            expected_task_state=[instance_obj.IMAGE_SNAPSHOT], brief=True)
+    except Exception:
+        LOG.exception('Could not undo the snapshot of %s', instance.uuid)
+
+
 def create_image(req, value):
     """``createImage``: 202, the new image's id (2.45) or Location.
 
@@ -138,8 +158,15 @@ def create_image(req, value):
         # NOTE: a refused request leaves no image behind.
         image_records.delete_image(ctxt, image['id'])
         raise
-    deletion.compute_api(cell).snapshot_instance(
-        ctxt, instance.host, instance.uuid, image['id'])
+    try:
+        deletion.compute_api(cell).snapshot_instance(
+            ctxt, instance.host, instance.uuid, image['id'])
+    except Exception as exc:
+        _undo(ctxt, cell, instance, image['id'])
+        LOG.exception('Could not cast the snapshot of %s', instance.uuid)
+        raise errors.ServiceUnavailable(
+            'The snapshot of %s could not be started: %s'
+            % (instance.uuid, exc))
     if util.at_least(req, IMAGE_ID_VERSION):
         return util.json_response({'image_id': image['id']}, status=202)
     resp = util.json_response(None, status=202)

@@ -312,3 +312,33 @@ def test_create_image_policy(world):
     status, _b, _ = _action(world, server, {'createImage': {'name': 's'}},
                             token='bob:projB')
     assert status == 404
+
+
+def test_a_rebuild_the_conductor_never_heard_of_is_undone(world, image,
+                                                          monkeypatch):
+    def unreachable(ctxt, **kwargs):
+        raise RuntimeError('conductor unreachable')
+    monkeypatch.setattr(world.conductor, 'rebuild_instance', unreachable)
+    server = world.add_instance('cell1', host='c1', image_ref='old-image')
+    status, body, _ = _action(world, server, {'rebuild': {
+        'imageRef': image, 'name': 'new-name'}})
+    assert status == 503, body
+    got = _server(world, server)
+    assert got['OS-EXT-STS:task_state'] is None
+    assert got['image']['id'] == 'old-image'
+    assert got['name'].startswith('vm-')
+
+
+def test_a_snapshot_the_compute_never_heard_of_is_undone(world,
+                                                         monkeypatch):
+    def unreachable(*args):
+        raise RuntimeError('compute unreachable')
+    monkeypatch.setattr(world.compute, 'snapshot_instance', unreachable)
+    server = world.add_instance('cell1', host='c1')
+    before = len(image_records.list_images(world.admin_context(),
+                                           is_admin=True))
+    status, body, _ = _action(world, server, {'createImage': {'name': 's'}})
+    assert status == 503, body
+    assert _server(world, server)['OS-EXT-STS:task_state'] is None
+    assert len(image_records.list_images(world.admin_context(),
+                                         is_admin=True)) == before
