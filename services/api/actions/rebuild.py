@@ -21,7 +21,10 @@ import sqlalchemy as sa
 
 from common.db import api_tables
 from common.db import instance_records
+from common.numa import constraints
+from common.numa import exception as numa_exc
 from common.objects import instance as instance_obj
+from common.placement import guest_features
 from services.api.actions import checks
 from services.api import boot
 from services.api import cell_hosts
@@ -174,6 +177,30 @@ def _password(conf, data):
     return servers.generate_password(conf.password_length)
 
 
+NUMA_CONFLICT = ("An instance's NUMA topology cannot be changed as part of "
+                 "a rebuild. The image provided is invalid for this "
+                 "instance.")
+
+
+def _check_numa(instance, image):
+    """400 when the new image asks for another NUMA topology than the old
+    one (Nova's ImageNUMATopologyRebuildConflict) or for guest features
+    the flavor rules out: a rebuild keeps the server's placement.
+    """
+    flavor = instance.flavor
+    try:
+        guest_features.validate(flavor, image)
+        new = constraints.get_constraints(flavor, image.properties)
+        old = constraints.get_constraints(flavor, instance.image_meta or {})
+    except (numa_exc.NUMARequestInvalid,
+            guest_features.GuestFeatureInvalid) as exc:
+        raise errors.BadRequest(str(exc))
+    new = None if new is None else new.to_primitive()
+    old = None if old is None else old.to_primitive()
+    if new != old:
+        raise errors.BadRequest(NUMA_CONFLICT)
+
+
 def _undo(ctxt, cell, instance, values):
     """Put back what the rebuild changed when its cast failed, so that
     the server is not left ``rebuilding`` with nobody working on it.
@@ -211,6 +238,8 @@ def rebuild(req, value):
     flavor = instance.flavor.to_primitive() if hasattr(
         instance.flavor, 'to_primitive') else dict(instance.flavor or {})
     image = boot.image_for_boot(ctxt, conf, data['imageRef'], flavor)
+    if image.id != instance.image_ref:
+        _check_numa(instance, image)
     orig_image_ref = instance.image_ref
     orig_vm_state = instance.vm_state
     values = _values(req, instance, data, image)

@@ -342,3 +342,15 @@ def test_a_snapshot_the_compute_never_heard_of_is_undone(world,
     assert _server(world, server)['OS-EXT-STS:task_state'] is None
     assert len(image_records.list_images(world.admin_context(),
                                          is_admin=True)) == before
+
+
+def test_a_new_image_may_not_change_the_numa_topology(world):
+    pinned = helpers.make_image(world.client, name='pinned',
+                                hw_cpu_policy='dedicated')
+    server = world.add_instance('cell1', host='c1', image_ref='old-image')
+    status, body, _ = _action(world, server,
+                              {'rebuild': {'imageRef': pinned}})
+    assert status == 400
+    assert _message(body).startswith("An instance's NUMA topology cannot "
+                                     "be changed as part of a rebuild.")
+    assert _actions(world, server) == []
