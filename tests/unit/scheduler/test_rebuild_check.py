@@ -33,11 +33,9 @@ def _hosts():
 
 
 def test_filters_marked_for_rebuild():
-    names = {name for name in ('ImagePropertiesFilter',
-                               'NUMATopologyFilter',
-                               'AggregateImagePropertiesIsolation',
-                               'IsolatedHostsFilter')}
-    for host_filter in loading.load_filters(sorted(names)):
+    names = ['AggregateImagePropertiesIsolation', 'ImagePropertiesFilter',
+             'IsolatedHostsFilter', 'NUMATopologyFilter']
+    for host_filter in loading.load_filters(names):
         assert host_filter.RUN_ON_REBUILD, host_filter.name
     for host_filter in loading.load_filters(['RamFilter', 'ComputeFilter',
                                              'AvailabilityZoneFilter']):
