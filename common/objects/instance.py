@@ -26,6 +26,13 @@ SCHEDULING = 'scheduling'
 SPAWNING = 'spawning'
 DELETING = 'deleting'
 
+# task_state values of rebuild and createImage (Nova's names)
+REBUILDING = 'rebuilding'
+REBUILD_SPAWNING = 'rebuild_spawning'
+IMAGE_SNAPSHOT = 'image_snapshot'
+IMAGE_PENDING_UPLOAD = 'image_pending_upload'
+IMAGE_UPLOADING = 'image_uploading'
+
 # power_state values, as Nova numbers them
 NOSTATE = 0
 RUNNING = 1

@@ -8,15 +8,19 @@ placement allocation deleted, the row soft-deleted by the conductor.
 
 At start (Nova's ``init_host``), for each host: deletes a crash
 interrupted are finished (task ``deleting``), builds it dropped go to
-ERROR (see :mod:`services.compute.stuck_builds`), and guests whose
-instance is no longer on the host are removed. The startup resource
-update then removes the allocations of instances deleted while the host
-was down (seed A13).
+ERROR (see :mod:`services.compute.stuck_builds`), interrupted rebuilds
+go to ERROR and interrupted snapshots lose their task and image (see
+:mod:`services.compute.rebuild`, :mod:`services.compute.snapshot`), and
+guests whose instance is no longer on the host are removed. The startup
+resource update then removes the allocations of instances deleted while
+the host was down (seed A13).
 """
 
 import logging
 
 from common.objects import instance as instance_obj
+from services.compute import rebuild
+from services.compute import snapshot
 from services.compute import stuck_builds
 from services.compute import utils
 
@@ -72,6 +76,8 @@ def recover_host(agent, ctxt, host):
                      instance['uuid'])
             terminate(agent, ctxt, host, instance['uuid'])
     stuck_builds.recover(agent, ctxt, host, instances)
+    rebuild.recover(agent, ctxt, host, instances)
+    snapshot.recover(agent, ctxt, host, instances)
     live = {i['uuid'] for i in instances
             if not i.get('deleted') and i.get('task_state') !=
             instance_obj.DELETING}

@@ -5,8 +5,9 @@
 
 Every host an agent serves shares one RPC server (see
 :mod:`common.rpc_hosts`); each message names its host. The work lives in
-:mod:`services.compute.build` and :mod:`services.compute.delete`, the
-state in the shared agent.
+:mod:`services.compute.build` and :mod:`services.compute.delete`
+(:mod:`services.compute.rebuild`, :mod:`services.compute.snapshot` for
+those actions), the state in the shared agent.
 """
 
 import logging
@@ -16,6 +17,8 @@ import oslo_messaging as messaging
 from common import manager
 from services.compute import build
 from services.compute import delete
+from services.compute import rebuild
+from services.compute import snapshot
 
 LOG = logging.getLogger(__name__)
 
@@ -72,3 +75,18 @@ class ComputeManager(manager.Manager):
         """
         delete.terminate(self.agent, ctxt, self._served(host),
                          instance_uuid)
+
+    def rebuild_instance(self, ctxt, instance_uuid, image_ref, orig_vm_state,
+                         host, preserve_ephemeral=False):
+        """Re-create an instance's guest from its (new) image.
+
+        :param orig_vm_state: the vm_state before the rebuild.
+        """
+        rebuild.rebuild_instance(self.agent, ctxt, self._served(host),
+                                 instance_uuid, image_ref, orig_vm_state,
+                                 preserve_ephemeral)
+
+    def snapshot_instance(self, ctxt, instance_uuid, image_id, host):
+        """Snapshot an instance into the queued image ``image_id``."""
+        snapshot.snapshot_instance(self.agent, ctxt, self._served(host),
+                                   instance_uuid, image_id)

@@ -33,7 +33,8 @@ class ComputeAPI(object):
 
     API version history:
 
-    * 1.0 - Initial version: build_and_run_instance, terminate_instance.
+    * 1.0 - Initial version: build_and_run_instance, terminate_instance,
+      rebuild_instance, snapshot_instance.
     """
 
     def __init__(self):
@@ -72,3 +73,25 @@ class ComputeAPI(object):
         """
         self._prepare(host).cast(ctxt, 'terminate_instance',
                                  instance_uuid=instance_uuid, host=host)
+
+    def rebuild_instance(self, ctxt, host, instance_uuid, image_ref,
+                         orig_vm_state, preserve_ephemeral=False):
+        """Re-create the guest of an instance from ``image_ref`` (cast).
+
+        The instance is ``rebuilding`` with its new image and fields
+        already recorded (see services/compute/rebuild.py).
+
+        :param orig_vm_state: the vm_state before the rebuild (a stopped
+            server stays stopped, as in Nova).
+        """
+        self._prepare(host).cast(
+            ctxt, 'rebuild_instance', instance_uuid=instance_uuid,
+            image_ref=image_ref, orig_vm_state=orig_vm_state,
+            preserve_ephemeral=preserve_ephemeral, host=host)
+
+    def snapshot_instance(self, ctxt, host, instance_uuid, image_id):
+        """Snapshot an instance into the queued image ``image_id`` (cast).
+        """
+        self._prepare(host).cast(ctxt, 'snapshot_instance',
+                                 instance_uuid=instance_uuid,
+                                 image_id=image_id, host=host)

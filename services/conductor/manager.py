@@ -9,6 +9,7 @@ objects and hands each request to its module:
 
 * ``schedule_and_build_instances`` -> :mod:`.build_flow`
 * ``build_instances`` (reschedule) -> :mod:`.reschedule`
+* ``rebuild_instance`` -> :mod:`.rebuild_flow`
 * the compute agents' record calls -> :mod:`.record_proxy` (a second
   endpoint of the same API)
 * background: host discovery (:mod:`common.db.discovery`, a loop of its
@@ -36,6 +37,7 @@ from common import rpc
 from services.compute import rpcapi as compute_rpcapi
 from services.conductor import allocation_audit
 from services.conductor import build_flow
+from services.conductor import rebuild_flow
 from services.conductor import record_proxy
 from services.conductor import reschedule
 from services.conductor import unplaced_builds
@@ -191,6 +193,22 @@ class ConductorManager(manager.Manager):
             [selection_obj.Selection.from_primitive(a)
              for a in alternates or ()],
             failed_host, failed_node, reason)
+
+    def rebuild_instance(self, ctxt, instance_uuid, image_ref,
+                         orig_image_ref, orig_vm_state, image_meta,
+                         preserve_ephemeral=False, orig_image_meta=None):
+        """Re-check the host for a new image, then cast the rebuild; see
+        ConductorAPI.rebuild_instance.
+
+        :param image_meta: the new image's ImageMeta primitive.
+        """
+        rebuild_flow.rebuild_instance(
+            self, ctxt, rebuild_flow.Rebuild(
+                instance_uuid=instance_uuid, image_ref=image_ref,
+                orig_image_ref=orig_image_ref, orig_vm_state=orig_vm_state,
+                image_meta=image_meta,
+                preserve_ephemeral=preserve_ephemeral,
+                orig_image_meta=orig_image_meta or {}))
 
     # --- background work -----------------------------------------------------
 

@@ -24,6 +24,7 @@ from common.db import compute_records
 from common.db import host_instances
 from common.db import instance_records
 from common.db import instance_updates
+from common.db import snapshot_images
 from common import exception
 from common import servicegroup_db
 from services.conductor import rpcapi
@@ -222,3 +223,28 @@ class RecordProxy(object):
         _cell, database = self._instance_db(ctxt, instance_uuid)
         instance_records.action_event_finish(
             ctxt, database, instance_uuid, event, host, result, traceback)
+
+    # --- snapshot images -----------------------------------------------------
+
+    def image_snapshot_done(self, ctxt, image_id, values=None):
+        """Finish (or, values None, delete) a snapshot's queued image in
+        the api database; see ConductorAPI.image_snapshot_done.
+
+        NOTE: the conductor writes it because compute agents hold no
+        database credentials; the API created the image.
+        """
+        if not self.cells.has_api:
+            LOG.warning('No api database: snapshot image %s is left as it '
+                        'is', image_id)
+            return False
+        return snapshot_images.finish_image(ctxt, self.cells.api, image_id,
+                                            values)
+
+    def image_snapshot_abandoned(self, ctxt, instance_uuid):
+        """Delete the queued snapshot images of an instance whose snapshot
+        a compute restart interrupted; how many.
+        """
+        if not self.cells.has_api:
+            return 0
+        return snapshot_images.drop_pending_of_instance(
+            ctxt, self.cells.api, instance_uuid)

@@ -90,7 +90,9 @@ class ConductorAPI(object):
       instances_get_by_host (optionally changed_since),
       instance_get, instance_update (optionally with an action event,
       optionally brief), instance_updates, instance_destroy,
-      instance_fault_create, action_event_start, action_event_finish.
+      instance_fault_create, action_event_start, action_event_finish,
+      rebuild_instance (cast), image_snapshot_done and
+      image_snapshot_abandoned (record calls).
       Record calls go to topic ``conductor_records``.
     """
 
@@ -139,6 +141,27 @@ class ConductorAPI(object):
                    alternates=[_primitive(a) for a in alternates or ()],
                    failed_host=failed_host, failed_node=failed_node,
                    reason=reason)
+
+    def rebuild_instance(self, ctxt, instance_uuid, image_ref,
+                         orig_image_ref, orig_vm_state, image_meta,
+                         preserve_ephemeral=False, orig_image_meta=None):
+        """Rebuild a server the API marked ``rebuilding`` (cast).
+
+        A new image re-checks the server's host with the scheduler
+        filters marked ``RUN_ON_REBUILD`` first (see
+        services/conductor/rebuild_flow.py).
+
+        :param image_meta: the new image's ImageMeta (or primitive).
+        :param orig_image_meta: the image properties before the rebuild,
+            restored when the host no longer fits.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        cctxt.cast(ctxt, 'rebuild_instance', instance_uuid=instance_uuid,
+                   image_ref=image_ref, orig_image_ref=orig_image_ref,
+                   orig_vm_state=orig_vm_state,
+                   image_meta=_primitive(image_meta),
+                   preserve_ephemeral=preserve_ephemeral,
+                   orig_image_meta=orig_image_meta or {})
 
     def _records(self):
         """A call context for a record method, on the records topic."""
@@ -309,3 +332,20 @@ class ConductorAPI(object):
         return self._records().call(
             ctxt, 'action_event_finish', instance_uuid=instance_uuid,
             event=event, host=host, result=result, traceback=traceback)
+
+    def image_snapshot_done(self, ctxt, image_id, values=None):
+        """Finish a snapshot's image in the api database (call).
+
+        :param values: ``status`` (``active``), ``size`` and ``checksum``;
+            None deletes the image (the snapshot failed).
+        :returns: True when the image was there to finish.
+        """
+        return self._records().call(ctxt, 'image_snapshot_done',
+                                    image_id=image_id, values=values)
+
+    def image_snapshot_abandoned(self, ctxt, instance_uuid):
+        """Delete the queued snapshot images of ``instance_uuid`` (its
+        snapshot was interrupted by a compute restart); how many (call).
+        """
+        return self._records().call(ctxt, 'image_snapshot_abandoned',
+                                    instance_uuid=instance_uuid)

@@ -31,6 +31,7 @@ from services.scheduler import explanation as explanation_mod
 from services.scheduler import filters as filters_mod
 from services.scheduler import hints as hints_mod
 from services.scheduler import placing
+from services.scheduler import rebuild_check
 from services.scheduler import request_filter
 from services.scheduler import reservations as reservations_mod
 from services.scheduler import shared_queries
@@ -100,6 +101,15 @@ class Scheduler(object):
         """
         self._notify(context, 'start', spec)
         LOG.debug('Starting to schedule for instances: %s', instance_uuids)
+        if rebuild_check.is_rebuild(spec):
+            # NOTE: a rebuild's host check claims nothing (see
+            # rebuild_check).
+            try:
+                selections, record = rebuild_check.check(
+                    self.host_manager, self.filters, context, spec)
+            finally:
+                self._notify(context, 'end', spec)
+            return selections, record.to_dict()
         try:
             selections, record = self._select(
                 context, spec, instance_uuids, return_alternates, dry_run)

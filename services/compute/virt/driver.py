@@ -24,6 +24,28 @@ class InstanceSpawnError(exception.BerthException):
     msg_fmt = 'Spawning instance %(uuid)s failed: %(reason)s'
 
 
+class InstanceRebuildError(exception.BerthException):
+    """The driver could not re-create the guest."""
+
+    msg_fmt = 'Rebuilding instance %(uuid)s failed: %(reason)s'
+
+
+class InstanceSnapshotError(exception.BerthException):
+    """The driver could not snapshot the guest."""
+
+    msg_fmt = 'Snapshot of instance %(uuid)s failed: %(reason)s'
+
+
+@dataclasses.dataclass
+class SnapshotResult(object):
+    """What a snapshot produced: the image data's size and MD5 checksum
+    (Glance's ``checksum``), recorded on the image.
+    """
+
+    size: int = 0
+    checksum: str = None
+
+
 class DriverNotFound(exception.ConfigurationError):
     msg_fmt = ('Compute driver %(name)s is not installed (entry point '
                'namespace %(namespace)s).')
@@ -123,3 +145,34 @@ class ComputeDriver(object, metaclass=abc.ABCMeta):
     def init_host(self, host):
         """Prepare ``host`` before the agent serves it (nothing by default).
         """
+
+    def rebuild(self, guest, image_meta, preserve_ephemeral=False,
+                power_on=True):
+        """Re-create ``guest`` (a :class:`Guest`) from its new image.
+
+        By default the guest is destroyed and spawned again with the same
+        placement (NUMA cells, devices, allocations): a rebuild keeps the
+        flavor and the claim.
+
+        :param image_meta: the new image's properties.
+        :param preserve_ephemeral: keep the ephemeral disk (drivers with
+            disks honour it; the default has none to keep).
+        :param power_on: False leaves the guest off (a stopped server
+            stays stopped, as in Nova).
+        :raises InstanceRebuildError: the guest could not be re-created.
+        """
+        self.destroy(guest.host, guest.uuid)
+        try:
+            self.spawn(guest)
+        except InstanceSpawnError as exc:
+            raise InstanceRebuildError(uuid=guest.uuid, reason=str(exc))
+
+    def snapshot(self, host, instance_uuid, image_id):
+        """Capture the guest's disk as the data of image ``image_id``.
+
+        :returns: a :class:`SnapshotResult`.
+        :raises InstanceSnapshotError: no such guest, or it failed.
+        """
+        raise InstanceSnapshotError(
+            uuid=instance_uuid,
+            reason='the %s driver cannot snapshot' % type(self).__name__)

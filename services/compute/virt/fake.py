@@ -8,9 +8,13 @@ over NUMA nodes, memory with huge pages, disk, PCI devices, GPUs) and how
 many such hosts this agent stands in for. Guests are records in memory;
 a spawn can be made slow (``spawn_latency``) or fail at random
 (``spawn_failure_rate``) or always on some hosts (``fail_hosts``), which
-is what reschedule tests and benchmarks need.
+is what reschedule tests and benchmarks need. Rebuilds and snapshots
+take ``[fake_driver] action_latency`` seconds and fail at the rate
+``action_failure_rate`` when those options exist (they are the power
+actions' too); a snapshot's "data" is the guest's record.
 """
 
+import hashlib
 import json
 import logging
 import random
@@ -145,6 +149,7 @@ class FakeDriver(driver.ComputeDriver):
         self._guests = {host: {} for host in self._hosts}
         self._lock = threading.Lock()
         self._random = random.Random()
+        self.snapshots = {}
         self._template = self._make_template()
 
     def _make_template(self):
@@ -217,3 +222,46 @@ class FakeDriver(driver.ComputeDriver):
         """See :meth:`ComputeDriver.list_guests`."""
         with self._lock:
             return dict(self._guests.get(host, {}))
+
+    def _action(self, name, uuid, error):
+        """Sleep ``action_latency``; raise ``error`` at the failure rate.
+
+        NOTE: the options are read with defaults: they belong to the power
+        actions' option set and may be absent from an older config.
+        """
+        opts = self.conf.fake_driver
+        latency = getattr(opts, 'action_latency', 0) or 0
+        rate = getattr(opts, 'action_failure_rate', 0) or 0
+        if latency:
+            time.sleep(latency)
+        with self._lock:
+            unlucky = self._random.random() < rate
+        if unlucky:
+            raise error(uuid=uuid,
+                        reason='simulated %s failure ([fake_driver] '
+                               'action_failure_rate = %s)' % (name, rate))
+
+    def rebuild(self, guest, image_meta, preserve_ephemeral=False,
+                power_on=True):
+        """See :meth:`ComputeDriver.rebuild`: the record is replaced."""
+        self._action('rebuild', guest.uuid, driver.InstanceRebuildError)
+        with self._lock:
+            self._guests.setdefault(guest.host, {})[guest.uuid] = guest
+        LOG.debug('Fake guest %s rebuilt on %s (powered %s)', guest.uuid,
+                  guest.host, 'on' if power_on else 'off')
+
+    def snapshot(self, host, instance_uuid, image_id):
+        """See :meth:`ComputeDriver.snapshot`: records which guest each
+        image was taken from; the data is the guest's record.
+        """
+        self._action('snapshot', instance_uuid, driver.InstanceSnapshotError)
+        with self._lock:
+            guest = self._guests.get(host, {}).get(instance_uuid)
+            if guest is None:
+                raise driver.InstanceSnapshotError(
+                    uuid=instance_uuid, reason='no such guest on %s' % host)
+            data = json.dumps(guest.__dict__, sort_keys=True,
+                              default=str).encode()
+            self.snapshots[image_id] = (host, instance_uuid)
+        return driver.SnapshotResult(
+            size=len(data), checksum=hashlib.md5(data).hexdigest())

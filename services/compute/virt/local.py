@@ -13,6 +13,7 @@ record; deleting it renames the directory to ``<uuid>_del`` first, so a
 delete interrupted by a crash is finished at the next start.
 """
 
+import hashlib
 import json
 import logging
 import os
@@ -29,6 +30,8 @@ LOG = logging.getLogger(__name__)
 
 GUEST_FILE = 'guest.json'
 DELETED_SUFFIX = '_del'
+# NOTE: snapshots of guests, one file per image (not a guest directory).
+SNAPSHOTS_DIR = 'snapshots'
 
 # NOTE: /proc/cpuinfo flag -> os-traits suffix where they differ; any
 # other flag whose upper-case name is a HW_CPU_X86_ trait maps directly.
@@ -261,3 +264,37 @@ class LocalDriver(driver.ComputeDriver):
                 # NOTE: a directory being deleted or written right now.
                 continue
         return guests
+
+    def rebuild(self, guest, image_meta, preserve_ephemeral=False,
+                power_on=True):
+        """See :meth:`ComputeDriver.rebuild`: the guest's record is
+        rewritten in place (atomically), keeping its other files.
+        """
+        if not os.path.isdir(self._guest_dir(guest.uuid)):
+            raise driver.InstanceRebuildError(
+                uuid=guest.uuid, reason='no instance directory')
+        try:
+            self.spawn(guest)
+        except driver.InstanceSpawnError as exc:
+            raise driver.InstanceRebuildError(uuid=guest.uuid,
+                                              reason=str(exc))
+
+    def snapshot(self, host, instance_uuid, image_id):
+        """See :meth:`ComputeDriver.snapshot`: the guest's record is
+        copied to ``<instances_path>/snapshots/<image_id>``.
+        """
+        record = os.path.join(self._guest_dir(instance_uuid), GUEST_FILE)
+        folder = os.path.join(self.conf.instances_path, SNAPSHOTS_DIR)
+        target = os.path.join(folder, image_id)
+        try:
+            with open(record, 'rb') as f:
+                data = f.read()
+            os.makedirs(folder, exist_ok=True)
+            with open(target + '.tmp', 'wb') as f:
+                f.write(data)
+            os.replace(target + '.tmp', target)
+        except OSError as exc:
+            raise driver.InstanceSnapshotError(uuid=instance_uuid,
+                                               reason=exc)
+        return driver.SnapshotResult(size=len(data),
+                                     checksum=hashlib.md5(data).hexdigest())

@@ -29,7 +29,7 @@ class AggregateImagePropertiesIsolation(filters.BaseHostFilter):
     # NOTE: the image and the host's aggregates do not change within a
     # request.
     run_filter_once_per_request = True
-    RUN_ON_REBUILD = False
+    RUN_ON_REBUILD = True
 
     def host_passes(self, host_state, spec_obj):
         """True when no image property contradicts the host's aggregates."""

@@ -31,7 +31,7 @@ class IsolatedHostsFilter(filters.BaseHostFilter):
 
     # NOTE: configuration and image do not change within a request.
     run_filter_once_per_request = True
-    RUN_ON_REBUILD = False
+    RUN_ON_REBUILD = True
 
     def host_passes(self, host_state, spec_obj):
         """True when image and host are on the same side of the isolation."""

@@ -54,6 +54,10 @@ class FakeConductor(object):
         self.builds.append((request_spec, list(instance_uuids)))
         self.build_requests = build_requests
 
+    def rebuild_instance(self, ctxt, **kwargs):
+        self.rebuilds = getattr(self, 'rebuilds', [])
+        self.rebuilds.append(kwargs)
+
 
 class FakeCompute(object):
     """Records terminate_instance casts."""
@@ -63,6 +67,10 @@ class FakeCompute(object):
 
     def terminate_instance(self, ctxt, host, instance_uuid):
         self.terminated.append((host, instance_uuid))
+
+    def snapshot_instance(self, ctxt, host, instance_uuid, image_id):
+        self.snapshots = getattr(self, 'snapshots', [])
+        self.snapshots.append((host, instance_uuid, image_id))
 
 
 class FakePlacement(placement_client.PlacementCalls):

@@ -72,6 +72,10 @@ TABLE = [
     # NOTE: the action's name is checked before the server is looked up.
     _row('POST', '/servers/{server_id}/action', _statuses(400, 400, 400, 400),
          {'no-such-action': None}),
+    _row('POST', '/servers/{server_id}/action', _owner_write(202),
+         'rebuild'),
+    _row('POST', '/servers/{server_id}/action', _owner_write(202),
+         {'createImage': {'name': 'snap'}}),
     _row('GET', '/servers/{server_id}/os-instance-actions', OWNER_READ),
     _row('GET', '/servers/{server_id}/os-instance-actions/{request_id}',
          OWNER_READ),
@@ -343,6 +347,8 @@ class Fixtures(object):
         if row.body == 'keypair':
             return {'keypair': {'name': 'kp-new-%d' % self._next(),
                                 'public_key': PUBLIC_KEY}}, None, {}
+        if row.body == 'rebuild':
+            return {'rebuild': {'imageRef': self.public_image}}, None, {}
         if row.body == 'add_host':
             host, _node = self._host()
             return {'add_host': {'host': host}}, None, {}

@@ -252,6 +252,28 @@ class FakeConductor(object):
         with self.lock:
             self.events.append((instance_uuid, event, 'finish', result))
 
+    def image_snapshot_done(self, ctxt, image_id, values=None):
+        self._log('image_snapshot_done')
+        with self.lock:
+            images = self.__dict__.setdefault('images', {})
+            if image_id not in images:
+                return False
+            if values is None:
+                del images[image_id]
+            else:
+                images[image_id].update(values)
+            return True
+
+    def image_snapshot_abandoned(self, ctxt, instance_uuid):
+        self._log('image_snapshot_abandoned')
+        with self.lock:
+            images = self.__dict__.setdefault('images', {})
+            gone = [i for i, v in images.items()
+                    if v.get('instance_uuid') == instance_uuid]
+            for image_id in gone:
+                del images[image_id]
+            return len(gone)
+
     def build_instances(self, ctxt, instance, request_spec, alternates,
                         failed_host, failed_node, reason):
         self._log('build_instances')

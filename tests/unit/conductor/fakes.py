@@ -233,6 +233,13 @@ class FakeCompute(object):
                             'alternates': alternates})
         self.done.set()
 
+    def rebuild_instance(self, ctxt, host, instance_uuid, image_ref,
+                         orig_vm_state, preserve_ephemeral=False):
+        self.__dict__.setdefault('rebuilds', []).append({
+            'host': host, 'instance_uuid': instance_uuid,
+            'image_ref': image_ref, 'orig_vm_state': orig_vm_state,
+            'preserve_ephemeral': preserve_ephemeral})
+
 
 class FakeNotifier(object):
     """Records notifications."""
