@@ -5,8 +5,8 @@
 
 Every host an agent serves shares one RPC server (see
 :mod:`common.rpc_hosts`); each message names its host. The work lives in
-:mod:`services.compute.build` and :mod:`services.compute.delete`, the
-state in the shared agent.
+:mod:`services.compute.build`, :mod:`services.compute.delete` and
+:mod:`services.compute.power`, the state in the shared agent.
 """
 
 import logging
@@ -16,6 +16,7 @@ import oslo_messaging as messaging
 from common import manager
 from services.compute import build
 from services.compute import delete
+from services.compute import power
 
 LOG = logging.getLogger(__name__)
 
@@ -72,3 +73,38 @@ class ComputeManager(manager.Manager):
         """
         delete.terminate(self.agent, ctxt, self._served(host),
                          instance_uuid)
+
+    def stop_instance(self, ctxt, instance_uuid, host):
+        """Power off an instance (see :mod:`services.compute.power`)."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'stop')
+
+    def start_instance(self, ctxt, instance_uuid, host):
+        """Power on a stopped instance."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'start')
+
+    def reboot_instance(self, ctxt, instance_uuid, host, reboot_type):
+        """Reboot an instance, ``reboot_type`` SOFT or HARD."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'reboot', reboot_type=reboot_type)
+
+    def pause_instance(self, ctxt, instance_uuid, host):
+        """Pause an instance."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'pause')
+
+    def unpause_instance(self, ctxt, instance_uuid, host):
+        """Unpause a paused instance."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'unpause')
+
+    def suspend_instance(self, ctxt, instance_uuid, host):
+        """Suspend an instance."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'suspend')
+
+    def resume_instance(self, ctxt, instance_uuid, host):
+        """Resume a suspended instance."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'resume')

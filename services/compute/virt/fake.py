@@ -8,7 +8,10 @@ over NUMA nodes, memory with huge pages, disk, PCI devices, GPUs) and how
 many such hosts this agent stands in for. Guests are records in memory;
 a spawn can be made slow (``spawn_latency``) or fail at random
 (``spawn_failure_rate``) or always on some hosts (``fail_hosts``), which
-is what reschedule tests and benchmarks need.
+is what reschedule tests and benchmarks need. Power operations (stop,
+start, reboot, pause, suspend...) keep each guest's power state and can
+be slowed down (``action_latency``) or fail at random
+(``action_failure_rate``) or always (``fail_actions``).
 """
 
 import json
@@ -19,6 +22,7 @@ import time
 
 from common.conf import fake_driver as fake_driver_opts
 from common import exception
+from common.objects import instance as inst
 from services.compute.virt import driver
 from services.compute.virt import hardware
 
@@ -217,3 +221,43 @@ class FakeDriver(driver.ComputeDriver):
         """See :meth:`ComputeDriver.list_guests`."""
         with self._lock:
             return dict(self._guests.get(host, {}))
+
+    def _before_power(self, operation, host, instance_uuid):
+        """Simulated hypervisor time and failures (``[fake_driver]``)."""
+        opts = self.conf.fake_driver
+        if opts.action_latency:
+            time.sleep(opts.action_latency)
+        if operation in opts.fail_actions:
+            raise driver.PowerActionError(
+                operation=operation, uuid=instance_uuid,
+                reason='%s is in [fake_driver] fail_actions' % operation)
+        with self._lock:
+            unlucky = self._random.random() < opts.action_failure_rate
+        if unlucky:
+            raise driver.PowerActionError(
+                operation=operation, uuid=instance_uuid,
+                reason='simulated failure ([fake_driver] '
+                       'action_failure_rate = %s)' % opts.action_failure_rate)
+
+    def _guest(self, host, instance_uuid):
+        guests = self._guests.get(host)
+        if guests is None:
+            raise driver.GuestNotFound(uuid=instance_uuid, host=host)
+        guest = guests.get(instance_uuid)
+        if guest is None:
+            # NOTE: guests live in this process's memory; after a restart
+            # an instance the database still places here has lost its
+            # simulated guest. It is taken back as running, which is
+            # what the real hypervisor would still be doing.
+            guest = guests[instance_uuid] = driver.Guest(
+                uuid=instance_uuid, host=host, nodename=host,
+                power_state=inst.RUNNING)
+        return guest
+
+    def _get_power(self, host, instance_uuid):
+        with self._lock:
+            return self._guest(host, instance_uuid).power_state
+
+    def _set_power(self, host, instance_uuid, state):
+        with self._lock:
+            self._guest(host, instance_uuid).power_state = state

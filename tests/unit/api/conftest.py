@@ -60,9 +60,20 @@ class FakeCompute(object):
 
     def __init__(self):
         self.terminated = []
+        self.casts = []
 
     def terminate_instance(self, ctxt, host, instance_uuid):
         self.terminated.append((host, instance_uuid))
+
+    def __getattr__(self, name):
+        # NOTE: the server actions' casts (stop_instance...), recorded as
+        # (method, host, instance uuid, other arguments).
+        if not name.endswith('_instance'):
+            raise AttributeError(name)
+
+        def cast(ctxt, host, instance_uuid, **kwargs):
+            self.casts.append((name, host, instance_uuid, kwargs))
+        return cast
 
 
 class FakePlacement(placement_client.PlacementCalls):
