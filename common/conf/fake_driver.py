@@ -153,7 +153,9 @@ Power operations that always fail on the simulated hypervisor, whatever
 Possible values:
 
 * any of ``power_off``, ``power_on``, ``reboot``, ``pause``, ``unpause``,
-  ``suspend``, ``resume``.
+  ``suspend``, ``resume``: that operation fails on every host;
+* ``<operation>:<host>`` (e.g. ``suspend:compute3``): it fails on that
+  host only.
 """),
 ]
 

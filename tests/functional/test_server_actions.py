@@ -29,13 +29,14 @@ HOSTS = ('stack-host0', 'stack-host1')
 
 @pytest.fixture(scope='module')
 def cloud(database_servers, tmp_path_factory):  # noqa: F811
-    """The running deployment; suspends fail on the simulated hypervisor
-    (``[fake_driver] fail_actions``) for the failure tests.
+    """The running deployment; suspends fail on the second simulated
+    host (``[fake_driver] fail_actions``) for the failure test.
     """
     with stack_fixture.deployed(
             database_servers, 'mysql',
             str(tmp_path_factory.mktemp('actions')), hosts=len(HOSTS),
-            extra_conf={('fake_driver', 'fail_actions'): 'suspend',
+            extra_conf={('fake_driver', 'fail_actions'): 'suspend:%s'
+                        % HOSTS[1],
                         ('fake_driver', 'action_latency'): 0.2}
     ) as deployment:
         yield deployment
@@ -92,13 +93,30 @@ def notes(cloud):
 
 
 @pytest.fixture(scope='module')
-def server(cloud, notes):
-    compute = cloud.compute
-    flavor = compute.create_flavor('tiny')
-    image = compute.create_image('cirros')
-    made = compute.create_server('vm', flavor, image)
-    compute.wait_for_server(made['id'], 'ACTIVE')
+def boot_args(cloud):
+    """(flavor id, image id) for the test servers."""
+    return (cloud.compute.create_flavor('tiny'),
+            cloud.compute.create_image('cirros'))
+
+
+def _boot(cloud, boot_args, name, host):
+    made = cloud.compute.create_server(name, *boot_args,
+                                       zone='nova:%s' % host)
+    shown = cloud.compute.wait_for_server(made['id'], 'ACTIVE')
+    assert shown['OS-EXT-SRV-ATTR:host'] == host
     return made['id']
+
+
+@pytest.fixture(scope='module')
+def server(cloud, notes, boot_args):
+    """A server on the first host, where every operation works."""
+    return _boot(cloud, boot_args, 'vm', HOSTS[0])
+
+
+@pytest.fixture(scope='module')
+def failing(cloud, notes, boot_args):
+    """A server on the second host, where suspends fail."""
+    return _boot(cloud, boot_args, 'unlucky', HOSTS[1])
 
 
 def _action(cloud, uuid, body, expect=(202,)):
@@ -197,7 +215,8 @@ def test_wrong_state_and_locks(cloud, notes, server):
 
 
 def test_a_driver_failure_leaves_a_fault_and_a_clean_state(
-        cloud, notes, server):
+        cloud, notes, failing):
+    server = failing
     _wait_state(cloud, server, 'active')
     allocations = _allocations(cloud, server)
     _action(cloud, server, {'suspend': None})
@@ -235,6 +254,8 @@ class OSC(osc_mod.Client):
             OS_COMPUTE_API_VERSION='2.79')
 
 
+VM_STATES = {'ACTIVE': 'active', 'SHUTOFF': 'stopped', 'PAUSED': 'paused',
+             'SUSPENDED': 'suspended'}
 CLI_STEPS = [
     (('server', 'stop'), 'SHUTOFF'),
     (('server', 'start'), 'ACTIVE'),
@@ -242,6 +263,8 @@ CLI_STEPS = [
     (('server', 'reboot', '--hard'), 'ACTIVE'),
     (('server', 'pause'), 'PAUSED'),
     (('server', 'unpause'), 'ACTIVE'),
+    (('server', 'suspend'), 'SUSPENDED'),
+    (('server', 'resume'), 'ACTIVE'),
     (('server', 'lock', '--reason', 'cli'), 'ACTIVE'),
     (('server', 'unlock'), 'ACTIVE'),
 ]
@@ -253,14 +276,9 @@ def test_the_openstack_client(cloud, notes, server):
     cli = OSC(cloud.api_url)
     for args, status in CLI_STEPS:
         cli.run(*(args + (server,)))
-        shown = _wait_state(cloud, server, status.lower().replace(
-            'shutoff', 'stopped'))
+        shown = _wait_state(cloud, server, VM_STATES[status])
         assert shown['status'] == status, args
         if args[1] == 'lock':
             assert cli.json('server', 'show', server)['locked'] is True
-    # NOTE: suspend fails on this cloud's hypervisor (fail_actions), and
-    # the CLI only learns it from the server's state and fault.
-    cli.run('server', 'suspend', server)
-    notes.wait_for(server, 'instance.suspend.error')
     bad = cli.run('server', 'resume', server, expect_ok=False)
     assert bad.returncode != 0 and 'vm_state active' in bad.stderr

@@ -227,10 +227,11 @@ class FakeDriver(driver.ComputeDriver):
         opts = self.conf.fake_driver
         if opts.action_latency:
             time.sleep(opts.action_latency)
-        if operation in opts.fail_actions:
-            raise driver.PowerActionError(
-                operation=operation, uuid=instance_uuid,
-                reason='%s is in [fake_driver] fail_actions' % operation)
+        for item in (operation, '%s:%s' % (operation, host)):
+            if item in opts.fail_actions:
+                raise driver.PowerActionError(
+                    operation=operation, uuid=instance_uuid,
+                    reason='%s is in [fake_driver] fail_actions' % item)
         with self._lock:
             unlucky = self._random.random() < opts.action_failure_rate
         if unlucky:
