@@ -16,6 +16,7 @@ import collections
 from common.objects import instance as inst
 from services.api.actions import checks
 from services.api import deletion
+from services.api import errors
 from services.api.schemas import server_actions as schemas
 from services.api import util
 
@@ -53,7 +54,13 @@ SIMPLE = (
 
 def _start(req, instance, cell, method, task_state, expected, rpc,
            **kwargs):
-    """Begin the action and cast it to the server's host; 202."""
+    """Begin the action and cast it to the server's host; 202.
+
+    :raises errors.Conflict: the server has no host (it never got one, or
+        its build failed): Nova's "Instance <uuid> is not ready".
+    """
+    if not instance.host:
+        raise errors.Conflict('Instance %s is not ready' % instance.uuid)
     instance = checks.begin(req, instance, cell, method, method,
                             {'task_state': task_state}, expected)
     ctxt = util.context(req)

@@ -105,6 +105,14 @@ def test_a_wrong_state_is_a_409_that_changes_nothing(
     assert world.compute.casts == []
 
 
+def test_a_server_without_a_host_is_not_ready(world):
+    server = world.add_instance('cell1', vm_state='error')
+    status, reply, _ = _action(world, server, {'os-stop': None})
+    assert status == 409
+    assert _message(reply) == 'Instance %s is not ready' % server
+    assert _actions(world, server) == []
+
+
 def test_a_hard_reboot_overrides_a_soft_one(world):
     server = world.add_instance('cell1', host='c1', task_state='rebooting')
     status, reply, _ = _action(world, server, {'reboot': {'type': 'HARD'}})
