@@ -9,8 +9,9 @@ placement allocation deleted, the row soft-deleted by the conductor;
 
 At start (Nova's ``init_host``), for each host: deletes a crash
 interrupted are finished (task ``deleting``), builds it dropped go to
-ERROR (see :mod:`services.compute.stuck_builds`), and guests whose
-instance is no longer on the host are removed. The startup resource
+ERROR (see :mod:`services.compute.stuck_builds`), power actions it
+interrupted run again (:func:`services.compute.power.recover`), and guests
+whose instance is no longer on the host are removed. The startup resource
 update then removes the allocations of instances deleted while the host
 was down (seed A13).
 """
@@ -93,6 +94,7 @@ def recover_host(agent, ctxt, host):
                      instance['uuid'])
             terminate(agent, ctxt, host, instance['uuid'])
     stuck_builds.recover(agent, ctxt, host, instances)
+    power.recover(agent, ctxt, host, instances)
     live = {i['uuid'] for i in instances
             if not i.get('deleted') and i.get('task_state') !=
             instance_obj.DELETING}

@@ -24,6 +24,10 @@ failed reboot, which leaves the server ACTIVE only if its guest still
 runs and in ERROR otherwise, as Nova does; ``instance.<...>.error``
 carries the exception. Placement allocations are not touched: a stopped
 server keeps its resources, as in Nova.
+
+An agent that restarts runs again the power actions its crash
+interrupted (:func:`recover`), as Nova's ``init_host`` does, so no server
+stays in ``powering-off`` or ``reboot_started`` for ever.
 """
 
 import collections
@@ -89,6 +93,34 @@ def run(agent, ctxt, host, instance_uuid, name, reboot_type=None):
                      reboot_type)
     with agent.instance_locks(instance_uuid):
         task.run()
+
+
+def _interrupted(task_state):
+    """(action name, reboot type) of a power task state, or None."""
+    for key, action in ACTIONS.items():
+        if task_state in action.task_states:
+            name, _sep, reboot_type = key.partition('-')
+            return name, reboot_type or None
+    return None
+
+
+def recover(agent, ctxt, host, instances):
+    """Run again the power actions a restart interrupted on ``host``.
+
+    :param instances: the host's instance primitives.
+    """
+    for instance in instances:
+        found = _interrupted(instance.get('task_state'))
+        if found is None or instance.get('deleted'):
+            continue
+        LOG.info('Resuming the interrupted %s of instance %s on %s',
+                 found[0], instance['uuid'], host)
+        try:
+            run(agent, ctxt, host, instance['uuid'], found[0],
+                reboot_type=found[1])
+        except Exception:
+            LOG.exception('Could not finish the %s of instance %s',
+                          found[0], instance['uuid'])
 
 
 class PowerTask(object):

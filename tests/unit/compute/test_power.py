@@ -182,3 +182,13 @@ def test_local_driver_keeps_the_power_state(tmp_path, conf):
     assert drv.get_info('h', 'u1') == 1
     with pytest.raises(driver_mod.GuestNotFound):
         drv.power_off('h', 'nope')
+
+
+def test_a_restart_finishes_interrupted_power_actions(agent, placement):
+    stopping, rebooting = _built(agent, placement), _built(agent, placement)
+    rows = agent.conductor.instances
+    rows[stopping]['task_state'] = 'powering-off'
+    rows[rebooting]['task_state'] = 'reboot_started_hard'
+    delete.recover_host(agent, CTXT, 'cn')
+    assert _states(rows[stopping]) == ('stopped', None, 4)
+    assert _states(rows[rebooting]) == ('active', None, 1)
