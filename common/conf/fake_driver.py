@@ -122,6 +122,41 @@ Probability that a simulated spawn fails (the build is then rescheduled).
 Hosts on which every simulated spawn fails, for deterministic reschedule
 tests.
 """),
+    cfg.FloatOpt('action_latency', default=0.0, min=0.0, help="""
+Seconds each power operation of a guest (power off, power on, reboot,
+pause, unpause, suspend, resume) takes on the simulated hypervisor. The
+server stays in its task state (``powering-off``...) meanwhile.
+
+Related options:
+
+* ``action_failure_rate``, ``fail_actions``.
+"""),
+    cfg.FloatOpt('action_failure_rate', default=0.0, min=0.0, max=1.0,
+                 help="""
+Probability that a power operation fails on the simulated hypervisor. A
+failed operation leaves the guest as it was; the server gets a fault, its
+task state is cleared, and a failed reboot puts it in ERROR unless the
+guest still runs, as Nova does.
+
+Possible values:
+
+* 0.0 (never) to 1.0 (always).
+
+Related options:
+
+* ``fail_actions`` makes chosen operations always fail.
+"""),
+    cfg.ListOpt('fail_actions', default=[], help="""
+Power operations that always fail on the simulated hypervisor, whatever
+``action_failure_rate`` says.
+
+Possible values:
+
+* any of ``power_off``, ``power_on``, ``reboot``, ``pause``, ``unpause``,
+  ``suspend``, ``resume``: that operation fails on every host;
+* ``<operation>:<host>`` (e.g. ``suspend:compute3``): it fails on that
+  host only.
+"""),
 ]
 
 

@@ -5,8 +5,11 @@
 
 The row lives in a cell database (``instances``); the API, the conductor
 and the compute agents exchange this object over RPC. States follow Nova:
-``vm_state`` is what the instance is (building, active, error, deleted),
-``task_state`` what is being done to it (scheduling, spawning, deleting).
+``vm_state`` is what the instance is (building, active, stopped...),
+``task_state`` what is being done to it (scheduling, powering-off...),
+``power_state`` what the hypervisor last said of the guest. The API's
+status word derives from the first two (:func:`status_from_state`), as
+Nova's does.
 """
 
 import dataclasses
@@ -20,11 +23,49 @@ BUILDING = 'building'
 ACTIVE = 'active'
 ERROR = 'error'
 DELETED = 'deleted'
+STOPPED = 'stopped'
+PAUSED = 'paused'
+SUSPENDED = 'suspended'
+# NOTE: the states of later operations (rescue, resize, shelve, soft
+# delete), named as Nova's so that their status words are right from the
+# start.
+RESCUED = 'rescued'
+RESIZED = 'resized'
+SHELVED = 'shelved'
+SHELVED_OFFLOADED = 'shelved_offloaded'
+SOFT_DELETED = 'soft-delete'
 
 # task_state values
 SCHEDULING = 'scheduling'
 SPAWNING = 'spawning'
 DELETING = 'deleting'
+POWERING_OFF = 'powering-off'
+POWERING_ON = 'powering-on'
+REBOOTING = 'rebooting'
+REBOOT_PENDING = 'reboot_pending'
+REBOOT_STARTED = 'reboot_started'
+REBOOTING_HARD = 'rebooting_hard'
+REBOOT_PENDING_HARD = 'reboot_pending_hard'
+REBOOT_STARTED_HARD = 'reboot_started_hard'
+PAUSING = 'pausing'
+UNPAUSING = 'unpausing'
+SUSPENDING = 'suspending'
+RESUMING = 'resuming'
+REBUILDING = 'rebuilding'
+REBUILD_BLOCK_DEVICE_MAPPING = 'rebuild_block_device_mapping'
+REBUILD_SPAWNING = 'rebuild_spawning'
+IMAGE_SNAPSHOT = 'image_snapshot'
+IMAGE_SNAPSHOT_PENDING = 'image_snapshot_pending'
+IMAGE_PENDING_UPLOAD = 'image_pending_upload'
+IMAGE_UPLOADING = 'image_uploading'
+UPDATING_PASSWORD = 'updating_password'
+RESIZE_PREP = 'resize_prep'
+RESIZE_MIGRATING = 'resize_migrating'
+RESIZE_MIGRATED = 'resize_migrated'
+RESIZE_FINISH = 'resize_finish'
+RESIZE_REVERTING = 'resize_reverting'
+RESIZE_CONFIRMING = 'resize_confirming'
+MIGRATING = 'migrating'
 
 # task_state values of rebuild and createImage (Nova's names)
 REBUILDING = 'rebuilding'
@@ -36,16 +77,48 @@ IMAGE_UPLOADING = 'image_uploading'
 # power_state values, as Nova numbers them
 NOSTATE = 0
 RUNNING = 1
+PAUSED_POWER = 3
 SHUTDOWN = 4
+CRASHED = 6
+SUSPENDED_POWER = 7
 
-# NOTE: the API's server status for each vm_state (Nova's mapping for the
-# states Berth has).
-STATUS_BY_VM_STATE = {
-    BUILDING: 'BUILD',
-    ACTIVE: 'ACTIVE',
-    ERROR: 'ERROR',
-    DELETED: 'DELETED',
+_REBOOT = {REBOOTING: 'REBOOT', REBOOT_PENDING: 'REBOOT',
+           REBOOT_STARTED: 'REBOOT', REBOOTING_HARD: 'HARD_REBOOT',
+           REBOOT_PENDING_HARD: 'HARD_REBOOT',
+           REBOOT_STARTED_HARD: 'HARD_REBOOT'}
+_REBUILD = {REBUILDING: 'REBUILD', REBUILD_BLOCK_DEVICE_MAPPING: 'REBUILD',
+            REBUILD_SPAWNING: 'REBUILD'}
+_RESIZE = {RESIZE_PREP: 'RESIZE', RESIZE_MIGRATING: 'RESIZE',
+           RESIZE_MIGRATED: 'RESIZE', RESIZE_FINISH: 'RESIZE'}
+
+# NOTE: the API's server status for each vm_state, and the task states
+# that override it: Nova's mapping (a rebooting ACTIVE server is REBOOT,
+# a resizing one RESIZE...). 'default' is the status without such a task.
+STATUS_MAP = {
+    ACTIVE: dict({'default': 'ACTIVE', UPDATING_PASSWORD: 'PASSWORD',
+                  MIGRATING: 'MIGRATING'}, **_REBOOT, **_REBUILD,
+                 **_RESIZE),
+    BUILDING: {'default': 'BUILD'},
+    STOPPED: dict({'default': 'SHUTOFF'}, **_REBUILD, **_RESIZE),
+    RESIZED: {'default': 'VERIFY_RESIZE', RESIZE_REVERTING: 'REVERT_RESIZE'},
+    PAUSED: {'default': 'PAUSED', MIGRATING: 'MIGRATING'},
+    SUSPENDED: {'default': 'SUSPENDED'},
+    RESCUED: {'default': 'RESCUE'},
+    ERROR: dict({'default': 'ERROR'}, **_REBUILD),
+    DELETED: {'default': 'DELETED'},
+    SOFT_DELETED: {'default': 'SOFT_DELETED'},
+    SHELVED: {'default': 'SHELVED'},
+    SHELVED_OFFLOADED: {'default': 'SHELVED_OFFLOADED'},
 }
+
+
+def status_from_state(vm_state, task_state=None):
+    """The API's status word for a vm_state and task_state (Nova's).
+
+    An unknown vm_state is ``UNKNOWN``.
+    """
+    task_map = STATUS_MAP.get(vm_state, {'default': 'UNKNOWN'})
+    return task_map.get(task_state, task_map['default'])
 
 
 @dataclasses.dataclass
@@ -108,5 +181,5 @@ class Instance(base.PrimitiveObject):
 
     @property
     def status(self):
-        """The API's status word (BUILD, ACTIVE, ERROR, DELETED)."""
-        return STATUS_BY_VM_STATE.get(self.vm_state, 'UNKNOWN')
+        """The API's status word (BUILD, ACTIVE, SHUTOFF, REBOOT...)."""
+        return status_from_state(self.vm_state, self.task_state)

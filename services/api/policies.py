@@ -141,6 +141,32 @@ _OPERATIONS = [
      'Show a key pair.', [('GET', '/os-keypairs/{keypair_name}')]),
     ('os_compute_api:os-keypairs:delete', ADMIN_OR_USER,
      'Delete a key pair.', [('DELETE', '/os-keypairs/{keypair_name}')]),
+    # server actions: power, lock, reset state
+] + [
+    (name, MEMBER, description,
+     [('POST', '/servers/{server_id}/action (%s)' % key)])
+    for name, description, key in (
+        ('os_compute_api:servers:stop', 'Stop a server.', 'os-stop'),
+        ('os_compute_api:servers:start', 'Start a server.', 'os-start'),
+        ('os_compute_api:servers:reboot', 'Reboot a server.', 'reboot'),
+        ('os_compute_api:os-pause-server:pause', 'Pause a server.',
+         'pause'),
+        ('os_compute_api:os-pause-server:unpause', 'Unpause a server.',
+         'unpause'),
+        ('os_compute_api:os-suspend-server:suspend', 'Suspend a server.',
+         'suspend'),
+        ('os_compute_api:os-suspend-server:resume', 'Resume a server.',
+         'resume'),
+        ('os_compute_api:os-lock-server:lock', 'Lock a server.', 'lock'),
+        ('os_compute_api:os-lock-server:unlock', 'Unlock a server.',
+         'unlock'))
+] + [
+    ('os_compute_api:os-lock-server:unlock:unlock_override', ADMIN,
+     'Unlock a server locked by somebody else (an admin).',
+     [('POST', '/servers/{server_id}/action (unlock)')]),
+    ('os_compute_api:os-admin-actions:reset_state', ADMIN,
+     'Reset the state of a server.',
+     [('POST', '/servers/{server_id}/action (os-resetState)')]),
     # flavors
     ('os_compute_api:os-flavor-manage:create', ADMIN, 'Create a flavor.',
      [('POST', '/flavors')]),

@@ -195,9 +195,10 @@ class Viewer(object):
         if self.is_admin:
             self._extended(body, instance)
         if util.at_least(req, LOCKED_VERSION):
-            body['locked'] = False
+            body['locked'] = bool(instance.locked)
         if util.at_least(req, LOCKED_REASON_VERSION):
-            body['locked_reason'] = None
+            body['locked_reason'] = (instance.system_metadata or {}).get(
+                'locked_reason')
         if util.at_least(req, DESCRIPTION_VERSION):
             body['description'] = instance.display_description
         if util.at_least(req, TAGS_VERSION):

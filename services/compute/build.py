@@ -12,9 +12,9 @@ placement. Here:
 2. task ``spawning``, with the fitted NUMA topology, and the start of the
    action event in the same conductor call; the node record saved so
    schedulers see the pinned CPUs at once;
-3. the driver's spawn;
+3. ``instance.create.start``, the driver's spawn;
 4. ACTIVE / RUNNING, ``launched_at`` and the event's finish in one call;
-   schedulers told.
+   schedulers told; ``instance.create.end``.
 
 A failed claim or spawn reverts the claim, deletes the instance's
 allocation, records a fault and asks the conductor to try the next
@@ -28,6 +28,7 @@ import traceback
 
 from common.objects import instance as instance_obj
 from services.compute import claims
+from services.compute import power
 from services.compute import utils
 from services.compute.virt import driver as driver_mod
 
@@ -155,6 +156,11 @@ class BuildTask(object):
             uuid=self.uuid, host=self.host, nodename=self.nodename,
             numa_topology=numa, pci_devices=claim.pci_devices,
             allocations=_allocations(self.selection))
+        notifier = power.notifier(self.host)
+        placed = dict(self.instance, host=self.host, node=self.nodename,
+                      numa_topology=numa)
+        notifier.emit(self.ctxt, 'instance.create.start',
+                      dict(placed, task_state=instance_obj.SPAWNING))
         try:
             self.agent.driver.spawn(guest)
         except Exception as exc:
@@ -174,6 +180,8 @@ class BuildTask(object):
             self.instance, host=self.host, node=self.nodename,
             numa_topology=numa, **active))
         self.agent.notify_schedulers(self.ctxt, self.host, self.nodename)
+        notifier.emit(self.ctxt, 'instance.create.end', dict(placed,
+                                                             **active))
         LOG.info('Instance %s is ACTIVE on %s', self.uuid, self.host)
 
     def _finish_event(self, result, tb):

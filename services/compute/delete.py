@@ -4,21 +4,24 @@
 """Delete instances, and put a restarted host back in order.
 
 ``terminate_instance``: the guest goes, the claim is released, the
-placement allocation deleted, the row soft-deleted by the conductor.
+placement allocation deleted, the row soft-deleted by the conductor;
+``instance.delete.start`` and ``.end`` around it.
 
 At start (Nova's ``init_host``), for each host: deletes a crash
 interrupted are finished (task ``deleting``), builds it dropped go to
 ERROR (see :mod:`services.compute.stuck_builds`), interrupted rebuilds
 go to ERROR and interrupted snapshots lose their task and image (see
-:mod:`services.compute.rebuild`, :mod:`services.compute.snapshot`), and
-guests whose instance is no longer on the host are removed. The startup
-resource update then removes the allocations of instances deleted while
-the host was down (seed A13).
+:mod:`services.compute.rebuild`, :mod:`services.compute.snapshot`), power
+actions it interrupted run again (:func:`services.compute.power.recover`),
+and guests whose instance is no longer on the host are removed. The
+startup resource update then removes the allocations of instances deleted
+while the host was down (seed A13).
 """
 
 import logging
 
 from common.objects import instance as instance_obj
+from services.compute import power
 from services.compute import rebuild
 from services.compute import snapshot
 from services.compute import stuck_builds
@@ -41,6 +44,16 @@ def _event(conductor, ctxt, uuid, host, phase, result=None):
                         EVENT, phase, uuid, exc)
 
 
+def _current(conductor, ctxt, uuid):
+    """The instance primitive for the notifications (None when gone)."""
+    try:
+        return conductor.instance_get(ctxt, uuid)
+    except Exception as exc:
+        if not utils.not_found(exc):
+            LOG.warning('Could not read instance %s: %s', uuid, exc)
+        return None
+
+
 def terminate(agent, ctxt, host, instance_uuid):
     """Delete one instance of ``host``; safe to repeat.
 
@@ -49,6 +62,10 @@ def terminate(agent, ctxt, host, instance_uuid):
     conductor = agent.conductor
     with agent.instance_locks(instance_uuid):
         LOG.info('Terminating instance %s on %s', instance_uuid, host)
+        instance = _current(conductor, ctxt, instance_uuid)
+        notifier = power.notifier(host)
+        if instance is not None:
+            notifier.emit(ctxt, 'instance.delete.start', instance)
         _event(conductor, ctxt, instance_uuid, host, 'start')
         agent.driver.destroy(host, instance_uuid)
         tracker = agent.tracker(host)
@@ -61,6 +78,11 @@ def terminate(agent, ctxt, host, instance_uuid):
             if not utils.not_found(exc):
                 raise
             LOG.info('Instance %s was already gone', instance_uuid)
+        if instance is not None:
+            notifier.emit(ctxt, 'instance.delete.end', dict(
+                instance, vm_state=instance_obj.DELETED, task_state=None,
+                power_state=instance_obj.NOSTATE,
+                terminated_at=utils.utcnow_iso()))
         for nodename in nodes:
             agent.save_record(ctxt, host, nodename)
             agent.notify_schedulers(ctxt, host, nodename)
@@ -78,6 +100,7 @@ def recover_host(agent, ctxt, host):
     stuck_builds.recover(agent, ctxt, host, instances)
     rebuild.recover(agent, ctxt, host, instances)
     snapshot.recover(agent, ctxt, host, instances)
+    power.recover(agent, ctxt, host, instances)
     live = {i['uuid'] for i in instances
             if not i.get('deleted') and i.get('task_state') !=
             instance_obj.DELETING}

@@ -5,9 +5,9 @@
 
 Every host an agent serves shares one RPC server (see
 :mod:`common.rpc_hosts`); each message names its host. The work lives in
-:mod:`services.compute.build` and :mod:`services.compute.delete`
-(:mod:`services.compute.rebuild`, :mod:`services.compute.snapshot` for
-those actions), the state in the shared agent.
+:mod:`services.compute.build`, :mod:`services.compute.delete`,
+:mod:`services.compute.power`, :mod:`services.compute.rebuild` and
+:mod:`services.compute.snapshot`, the state in the shared agent.
 """
 
 import logging
@@ -17,6 +17,7 @@ import oslo_messaging as messaging
 from common import manager
 from services.compute import build
 from services.compute import delete
+from services.compute import power
 from services.compute import rebuild
 from services.compute import snapshot
 
@@ -90,3 +91,38 @@ class ComputeManager(manager.Manager):
         """Snapshot an instance into the queued image ``image_id``."""
         snapshot.snapshot_instance(self.agent, ctxt, self._served(host),
                                    instance_uuid, image_id)
+
+    def stop_instance(self, ctxt, instance_uuid, host):
+        """Power off an instance (see :mod:`services.compute.power`)."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'stop')
+
+    def start_instance(self, ctxt, instance_uuid, host):
+        """Power on a stopped instance."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'start')
+
+    def reboot_instance(self, ctxt, instance_uuid, host, reboot_type):
+        """Reboot an instance, ``reboot_type`` SOFT or HARD."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'reboot', reboot_type=reboot_type)
+
+    def pause_instance(self, ctxt, instance_uuid, host):
+        """Pause an instance."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'pause')
+
+    def unpause_instance(self, ctxt, instance_uuid, host):
+        """Unpause a paused instance."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'unpause')
+
+    def suspend_instance(self, ctxt, instance_uuid, host):
+        """Suspend an instance."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'suspend')
+
+    def resume_instance(self, ctxt, instance_uuid, host):
+        """Resume a suspended instance."""
+        power.run(self.agent, ctxt, self._served(host), instance_uuid,
+                  'resume')

@@ -33,7 +33,9 @@ class ComputeAPI(object):
 
     API version history:
 
-    * 1.0 - Initial version: build_and_run_instance, terminate_instance,
+    * 1.0 - Initial version: build_and_run_instance, terminate_instance;
+      stop_instance, start_instance, reboot_instance, pause_instance,
+      unpause_instance, suspend_instance, resume_instance;
       rebuild_instance, snapshot_instance.
     """
 
@@ -95,3 +97,40 @@ class ComputeAPI(object):
         self._prepare(host).cast(ctxt, 'snapshot_instance',
                                  instance_uuid=instance_uuid,
                                  image_id=image_id, host=host)
+
+    def _power_cast(self, ctxt, method, host, instance_uuid, **kwargs):
+        self._prepare(host).cast(ctxt, method, instance_uuid=instance_uuid,
+                                 host=host, **kwargs)
+
+    def stop_instance(self, ctxt, host, instance_uuid):
+        """Power off the guest of an instance, task ``powering-off`` (cast).
+        """
+        self._power_cast(ctxt, 'stop_instance', host, instance_uuid)
+
+    def start_instance(self, ctxt, host, instance_uuid):
+        """Power on a stopped instance, task ``powering-on`` (cast)."""
+        self._power_cast(ctxt, 'start_instance', host, instance_uuid)
+
+    def reboot_instance(self, ctxt, host, instance_uuid, reboot_type):
+        """Reboot an instance (cast).
+
+        :param reboot_type: ``SOFT`` or ``HARD``.
+        """
+        self._power_cast(ctxt, 'reboot_instance', host, instance_uuid,
+                         reboot_type=reboot_type)
+
+    def pause_instance(self, ctxt, host, instance_uuid):
+        """Pause an instance, task ``pausing`` (cast)."""
+        self._power_cast(ctxt, 'pause_instance', host, instance_uuid)
+
+    def unpause_instance(self, ctxt, host, instance_uuid):
+        """Unpause a paused instance, task ``unpausing`` (cast)."""
+        self._power_cast(ctxt, 'unpause_instance', host, instance_uuid)
+
+    def suspend_instance(self, ctxt, host, instance_uuid):
+        """Suspend an instance, task ``suspending`` (cast)."""
+        self._power_cast(ctxt, 'suspend_instance', host, instance_uuid)
+
+    def resume_instance(self, ctxt, host, instance_uuid):
+        """Resume a suspended instance, task ``resuming`` (cast)."""
+        self._power_cast(ctxt, 'resume_instance', host, instance_uuid)

@@ -225,8 +225,6 @@ def _fail_build(conductor, ctxt, instance, exc):
             {'vm_state': instance_obj.ERROR, 'task_state': None})
         instance_records.add_fault(ctxt, database, instance.uuid,
                                    cell0.FAULT_CODE, message, details)
-        conductor.notify(ctxt, 'instance.create.error', {
-            'instance_uuid': instance.uuid, 'reason': message,
-            'explanation': None})
+        conductor.notify_create_error(ctxt, instance, message)
     except Exception:
         LOG.exception('Could not record the failure of %s', instance.uuid)

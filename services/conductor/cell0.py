@@ -119,8 +119,9 @@ def bury_in_cell0(conductor, ctxt, instances, exc, free_allocations=False):
             instance_records.destroy_instance(ctxt, database, uuid)
             continue
         cell_access.remember(uuid, cell0.uuid)
-        conductor.notify(ctxt, 'instance.create.error', {
-            'instance_uuid': uuid, 'reason': message,
-            'explanation': details if isinstance(details, dict) else None})
+        conductor.notify_create_error(
+            ctxt, instance, message,
+            explanation=details if isinstance(details, dict) else None,
+            exception_name='NoValidHost')
         buried.append(uuid)
     return buried

@@ -29,6 +29,7 @@ from common import context as berth_context
 from common.db import cell_access as cell_access_mod
 from common.db import discovery
 from common import manager
+from common import notifications
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
 from common.objects import selection as selection_obj
@@ -145,6 +146,28 @@ class ConductorManager(manager.Manager):
                 notifier.info(ctxt, event, payload)
         except Exception:
             LOG.exception('Could not send notification %s', event)
+
+    def notify_create_error(self, ctxt, instance, reason, explanation=None,
+                            exception_name='BuildAbortException'):
+        """``instance.create.error`` in the versioned payload shape.
+
+        :param instance: the Instance (or primitive, or just
+            ``{'uuid': ...}``) that went to ERROR.
+        :param reason: the fault's message.
+        :param explanation: the scheduler's explanation of a NoValidHost
+            (a dict), sent as the fault's ``details`` (Berth's addition
+            to Nova's exception payload).
+        """
+        fault = {'exception': exception_name, 'exception_message': reason,
+                 'module_name': None, 'function_name': None,
+                 'traceback': None, 'details': explanation}
+        primitive = (instance.to_primitive()
+                     if hasattr(instance, 'to_primitive') else
+                     dict(instance))
+        primitive.update(vm_state=instance_obj.ERROR, task_state=None)
+        self.notify(ctxt, 'instance.create.error',
+                    notifications.instance_payload(primitive, fault=fault,
+                                                   ctxt=ctxt))
 
     @property
     def additional_endpoints(self):

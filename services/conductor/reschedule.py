@@ -141,6 +141,5 @@ def _give_up(conductor, ctxt, database, instance, failed_host, failed_node,
     instance_records.action_event_finish(ctxt, database, instance.uuid,
                                          EVENT, result='Error',
                                          traceback=details)
-    conductor.notify(ctxt, 'instance.create.error', {
-        'instance_uuid': instance.uuid, 'reason': str(exc),
-        'explanation': None})
+    conductor.notify_create_error(ctxt, instance, str(exc),
+                                  exception_name=type(exc).__name__)

@@ -193,8 +193,7 @@ def _end_lost(conductor, ctxt, database, uuid, task_state, timeout):
     # NOTE: an instance in ERROR without a host holds nothing (as after
     # the last alternate failed).
     allocations.delete_allocations(conductor.placement, ctxt, uuid)
-    conductor.notify(ctxt, 'instance.create.error', {
-        'instance_uuid': uuid, 'reason': message, 'explanation': None})
+    conductor.notify_create_error(ctxt, {'uuid': uuid}, message)
     LOG.warning(message)
     return True
 

@@ -11,7 +11,9 @@ second (never one GET per server). For every ``--batch`` size (default
 ``1,10``) it is one phase: batch 1 is one server per request, the honest
 rate of single requests; a larger batch is multi-create (``min_count =
 max_count = batch``), which the report labels as such. Between phases the
-servers are deleted, so that every phase starts on empty hosts.
+servers are deleted, so that every phase starts on empty hosts. After
+the last one, the actions phase (``--actions`` stop/start pairs, 0 to
+skip; see :mod:`tests.bench.e2e_actions`) stops and starts the servers.
 
 Reported per phase: servers/s to ACTIVE (ACTIVE servers over the time from
 the first POST to the last ``launched_at``), p50/p95 API-to-ACTIVE latency
@@ -45,6 +47,7 @@ import time
 import traceback
 import warnings
 
+from tests.bench import e2e_actions as actions
 from tests.bench import e2e_clouds as clouds
 from tests.bench import e2e_load as load
 from tests.bench import scheduler as scheduler_bench
@@ -331,6 +334,8 @@ def print_report(results, out=sys.stdout):
             deletion['servers'], deletion['seconds'],
             '; FAILURE: %s' % deletion['failure']
             if deletion['failure'] else ''))
+    if results.get('actions'):
+        actions.print_phase(results['actions'], out)
     out.write('\n')
     for line, _met in verdicts(results):
         out.write(line + '\n')
@@ -368,6 +373,9 @@ def add_arguments(parser):
     parser.add_argument('--sample', type=int, default=50,
                         help='servers whose instance actions give the '
                              'stage split (default 50)')
+    parser.add_argument('--actions', type=int, default=1000,
+                        help='stop/start pairs after the last phase, on '
+                             'its servers (default 1000; 0 skips)')
     parser.add_argument('--poll-interval', type=float, default=1.0)
     parser.add_argument('--timeout', type=float, default=900,
                         help='seconds a phase may take (default 900)')
@@ -450,6 +458,10 @@ def _phases(cloud, args, results):
             if index < len(batches) - 1:
                 results['deletions'].append(
                     _delete(user, servers, args, cloud))
+        if args.actions and not phase['failures']:
+            results['actions'] = actions.run_phase(cloud, args, admin, user,
+                                                   servers)
+            actions.print_phase(results['actions'], sys.stderr)
     finally:
         if profiler is not None:
             profiler.stop()
@@ -499,7 +511,8 @@ def run(args):
         raise error
     print_report(results)
     failures = [f for p in results['phases'] for f in p['failures']] + [
-        d['failure'] for d in results['deletions'] if d['failure']]
+        d['failure'] for d in results['deletions'] if d['failure']] + (
+        results.get('actions') or {}).get('failures', [])
     missed = not all(met for _line, met in verdicts(results))
     if not keep and not (failures or missed):
         shutil.rmtree(args.workdir, ignore_errors=True)

@@ -25,7 +25,8 @@ GENERATOR_CONF = os.path.join(ROOT, 'etc', 'berth', 'config-generator.conf')
 # NOTE: groups whose options a library's own generator namespace lists
 # (named in etc/berth/config-generator.conf), so Berth's list_opts skips
 # them to avoid listing them twice.
-LISTED_BY_LIBRARY = {'oslo_policy': 'oslo.policy'}
+LISTED_BY_LIBRARY = {'oslo_policy': 'oslo.policy',
+                     'oslo_messaging_notifications': 'oslo.messaging'}
 # NOTE: keystoneauth registers an auth plugin's own options when the plugin
 # named by auth_type is loaded (the all-in-one loads admin_token in-process
 # and sets defaults on keystoneauth's shared option objects). The sample

@@ -5,7 +5,8 @@
 
 A driver reports hosts and their nodes (one node per host for both
 in-tree drivers), each node's resources as a :class:`NodeResources`, and
-runs or removes guests. Everything about accounting (usage, claims,
+runs, removes and powers guests (stop, start, reboot, pause, suspend
+and back). Everything about accounting (usage, claims,
 placement) stays in the agent, so a driver is small: the ``fake`` driver
 simulates any number of hosts, the ``local`` one reports this machine.
 """
@@ -16,6 +17,7 @@ import typing
 
 from common import exception
 from common.numa import topology
+from common.objects import instance as inst
 
 
 class InstanceSpawnError(exception.BerthException):
@@ -44,6 +46,38 @@ class SnapshotResult(object):
 
     size: int = 0
     checksum: str = None
+
+
+class GuestNotFound(exception.BerthException):
+    """The host has no guest for the instance."""
+
+    msg_fmt = 'Instance %(uuid)s has no guest on host %(host)s'
+
+
+class GuestStateError(exception.BerthException):
+    """The guest's power state does not allow the operation."""
+
+    msg_fmt = ('Cannot %(operation)s the guest of instance %(uuid)s: its '
+               'power state is %(state)s')
+
+
+class PowerActionError(exception.BerthException):
+    """The hypervisor failed a power operation (the guest is unchanged)."""
+
+    msg_fmt = '%(operation)s of instance %(uuid)s failed: %(reason)s'
+
+
+# Power operation -> (the power states it may start from, None for any;
+# the power state it leaves the guest in).
+POWER_TRANSITIONS = {
+    'power_off': (None, inst.SHUTDOWN),
+    'power_on': (None, inst.RUNNING),
+    'reboot': (None, inst.RUNNING),
+    'pause': ((inst.RUNNING,), inst.PAUSED_POWER),
+    'unpause': ((inst.PAUSED_POWER,), inst.RUNNING),
+    'suspend': ((inst.RUNNING,), inst.SUSPENDED_POWER),
+    'resume': ((inst.SUSPENDED_POWER,), inst.RUNNING),
+}
 
 
 class DriverNotFound(exception.ConfigurationError):
@@ -96,6 +130,8 @@ class Guest(object):
     :ivar pci_devices: addresses of the devices given to the guest.
     :ivar allocations: the placement allocations it was built with
         (provider uuid -> resources), e.g. which GPU its vGPU is on.
+    :ivar power_state: Nova's power state number (running 1, paused 3,
+        shutdown 4, suspended 7).
     """
 
     uuid: str
@@ -104,6 +140,7 @@ class Guest(object):
     numa_topology: dict = None
     pci_devices: list = dataclasses.field(default_factory=list)
     allocations: dict = dataclasses.field(default_factory=dict)
+    power_state: int = inst.RUNNING
 
 
 class ComputeDriver(object, metaclass=abc.ABCMeta):
@@ -176,3 +213,71 @@ class ComputeDriver(object, metaclass=abc.ABCMeta):
         raise InstanceSnapshotError(
             uuid=instance_uuid,
             reason='the %s driver cannot snapshot' % type(self).__name__)
+
+    # Power operations. A driver keeps each guest's power state and says
+    # how to read and write it (_get_power / _set_power); the transitions
+    # are the same for every driver (POWER_TRANSITIONS).
+
+    def _get_power(self, host, instance_uuid):
+        """The guest's power state.
+
+        :raises GuestNotFound: no such guest on ``host``.
+        """
+        raise NotImplementedError()
+
+    def _set_power(self, host, instance_uuid, state):
+        """Record the guest's new power state."""
+        raise NotImplementedError()
+
+    def _before_power(self, operation, host, instance_uuid):
+        """Hook run before each power operation (e.g. to simulate time
+        and failures); nothing by default.
+        """
+
+    def _power(self, operation, host, instance_uuid):
+        allowed, after = POWER_TRANSITIONS[operation]
+        self._before_power(operation, host, instance_uuid)
+        state = self._get_power(host, instance_uuid)
+        if allowed is not None and state not in allowed:
+            raise GuestStateError(operation=operation.replace('_', ' '),
+                                  uuid=instance_uuid, state=state)
+        self._set_power(host, instance_uuid, after)
+
+    def get_info(self, host, instance_uuid):
+        """The guest's power state (Nova's numbers).
+
+        :raises GuestNotFound: no such guest on ``host``.
+        """
+        return self._get_power(host, instance_uuid)
+
+    def power_off(self, host, instance_uuid):
+        """Stop the guest (a stopped one stays stopped)."""
+        self._power('power_off', host, instance_uuid)
+
+    def power_on(self, host, instance_uuid):
+        """Start the guest (a running one stays running)."""
+        self._power('power_on', host, instance_uuid)
+
+    def reboot(self, host, instance_uuid, reboot_type):
+        """Reboot the guest; it runs afterwards.
+
+        :param reboot_type: ``SOFT`` (from a running guest, as the API
+            allows) or ``HARD`` (from any state).
+        """
+        self._power('reboot', host, instance_uuid)
+
+    def pause(self, host, instance_uuid):
+        """Pause a running guest (kept in memory)."""
+        self._power('pause', host, instance_uuid)
+
+    def unpause(self, host, instance_uuid):
+        """Run a paused guest again."""
+        self._power('unpause', host, instance_uuid)
+
+    def suspend(self, host, instance_uuid):
+        """Suspend a running guest (saved to disk)."""
+        self._power('suspend', host, instance_uuid)
+
+    def resume(self, host, instance_uuid):
+        """Run a suspended guest again."""
+        self._power('resume', host, instance_uuid)

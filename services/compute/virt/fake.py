@@ -8,10 +8,11 @@ over NUMA nodes, memory with huge pages, disk, PCI devices, GPUs) and how
 many such hosts this agent stands in for. Guests are records in memory;
 a spawn can be made slow (``spawn_latency``) or fail at random
 (``spawn_failure_rate``) or always on some hosts (``fail_hosts``), which
-is what reschedule tests and benchmarks need. Rebuilds and snapshots
-take ``[fake_driver] action_latency`` seconds and fail at the rate
-``action_failure_rate`` when those options exist (they are the power
-actions' too); a snapshot's "data" is the guest's record.
+is what reschedule tests and benchmarks need. Power operations (stop,
+start, reboot, pause, suspend...), rebuilds and snapshots can be slowed
+down (``action_latency``) or fail at random (``action_failure_rate``);
+power operations also always (``fail_actions``). Each guest keeps its
+power state; a snapshot's "data" is the guest's record.
 """
 
 import hashlib
@@ -23,6 +24,7 @@ import time
 
 from common.conf import fake_driver as fake_driver_opts
 from common import exception
+from common.objects import instance as inst
 from services.compute.virt import driver
 from services.compute.virt import hardware
 
@@ -226,12 +228,10 @@ class FakeDriver(driver.ComputeDriver):
     def _action(self, name, uuid, error):
         """Sleep ``action_latency``; raise ``error`` at the failure rate.
 
-        NOTE: the options are read with defaults: they belong to the power
-        actions' option set and may be absent from an older config.
         """
         opts = self.conf.fake_driver
-        latency = getattr(opts, 'action_latency', 0) or 0
-        rate = getattr(opts, 'action_failure_rate', 0) or 0
+        latency = opts.action_latency
+        rate = opts.action_failure_rate
         if latency:
             time.sleep(latency)
         with self._lock:
@@ -245,6 +245,7 @@ class FakeDriver(driver.ComputeDriver):
                 power_on=True):
         """See :meth:`ComputeDriver.rebuild`: the record is replaced."""
         self._action('rebuild', guest.uuid, driver.InstanceRebuildError)
+        guest.power_state = inst.RUNNING if power_on else inst.SHUTDOWN
         with self._lock:
             self._guests.setdefault(guest.host, {})[guest.uuid] = guest
         LOG.debug('Fake guest %s rebuilt on %s (powered %s)', guest.uuid,
@@ -265,3 +266,44 @@ class FakeDriver(driver.ComputeDriver):
             self.snapshots[image_id] = (host, instance_uuid)
         return driver.SnapshotResult(
             size=len(data), checksum=hashlib.md5(data).hexdigest())
+
+    def _before_power(self, operation, host, instance_uuid):
+        """Simulated hypervisor time and failures (``[fake_driver]``)."""
+        opts = self.conf.fake_driver
+        if opts.action_latency:
+            time.sleep(opts.action_latency)
+        for item in (operation, '%s:%s' % (operation, host)):
+            if item in opts.fail_actions:
+                raise driver.PowerActionError(
+                    operation=operation, uuid=instance_uuid,
+                    reason='%s is in [fake_driver] fail_actions' % item)
+        with self._lock:
+            unlucky = self._random.random() < opts.action_failure_rate
+        if unlucky:
+            raise driver.PowerActionError(
+                operation=operation, uuid=instance_uuid,
+                reason='simulated failure ([fake_driver] '
+                       'action_failure_rate = %s)' % opts.action_failure_rate)
+
+    def _guest(self, host, instance_uuid):
+        guests = self._guests.get(host)
+        if guests is None:
+            raise driver.GuestNotFound(uuid=instance_uuid, host=host)
+        guest = guests.get(instance_uuid)
+        if guest is None:
+            # NOTE: guests live in this process's memory; after a restart
+            # an instance the database still places here has lost its
+            # simulated guest. It is taken back as running, which is
+            # what the real hypervisor would still be doing.
+            guest = guests[instance_uuid] = driver.Guest(
+                uuid=instance_uuid, host=host, nodename=host,
+                power_state=inst.RUNNING)
+        return guest
+
+    def _get_power(self, host, instance_uuid):
+        with self._lock:
+            return self._guest(host, instance_uuid).power_state
+
+    def _set_power(self, host, instance_uuid, state):
+        with self._lock:
+            self._guest(host, instance_uuid).power_state = state

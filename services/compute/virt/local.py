@@ -298,3 +298,30 @@ class LocalDriver(driver.ComputeDriver):
                                                reason=exc)
         return driver.SnapshotResult(size=len(data),
                                      checksum=hashlib.md5(data).hexdigest())
+
+    def _record(self, instance_uuid):
+        return os.path.join(self._guest_dir(instance_uuid), GUEST_FILE)
+
+    def _get_power(self, host, instance_uuid):
+        """The power state kept in the guest's record."""
+        try:
+            with open(self._record(instance_uuid)) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            raise driver.GuestNotFound(uuid=instance_uuid, host=host)
+        return data.get('power_state', driver.Guest.power_state)
+
+    def _set_power(self, host, instance_uuid, state):
+        """Rewrite the guest's record with its new power state."""
+        path = self._record(instance_uuid)
+        with self._lock:
+            try:
+                with open(path) as f:
+                    data = json.load(f)
+                data['power_state'] = state
+                tmp = path + '.tmp'
+                with open(tmp, 'w') as f:
+                    json.dump(data, f)
+                os.replace(tmp, path)
+            except (OSError, ValueError):
+                raise driver.GuestNotFound(uuid=instance_uuid, host=host)

@@ -64,6 +64,7 @@ class FakeCompute(object):
 
     def __init__(self):
         self.terminated = []
+        self.casts = []
 
     def terminate_instance(self, ctxt, host, instance_uuid):
         self.terminated.append((host, instance_uuid))
@@ -71,6 +72,16 @@ class FakeCompute(object):
     def snapshot_instance(self, ctxt, host, instance_uuid, image_id):
         self.snapshots = getattr(self, 'snapshots', [])
         self.snapshots.append((host, instance_uuid, image_id))
+
+    def __getattr__(self, name):
+        # NOTE: the server actions' casts (stop_instance...), recorded as
+        # (method, host, instance uuid, other arguments).
+        if not name.endswith('_instance'):
+            raise AttributeError(name)
+
+        def cast(ctxt, host, instance_uuid, **kwargs):
+            self.casts.append((name, host, instance_uuid, kwargs))
+        return cast
 
 
 class FakePlacement(placement_client.PlacementCalls):

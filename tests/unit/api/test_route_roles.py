@@ -76,6 +76,15 @@ TABLE = [
          'rebuild'),
     _row('POST', '/servers/{server_id}/action', _owner_write(202),
          {'createImage': {'name': 'snap'}}),
+    # NOTE: a power, the lock and the reset-state action on an ACTIVE
+    # server (each call adds a server to projA's usage, which the quota
+    # row below must stay above).
+    _row('POST', '/servers/{server_id}/action', _owner_write(202),
+         {'os-stop': None}),
+    _row('POST', '/servers/{server_id}/action', _owner_write(202),
+         {'lock': None}),
+    _row('POST', '/servers/{server_id}/action', _statuses(202, 403, 403, 404),
+         {'os-resetState': {'state': 'error'}}),
     _row('GET', '/servers/{server_id}/os-instance-actions', OWNER_READ),
     _row('GET', '/servers/{server_id}/os-instance-actions/{request_id}',
          OWNER_READ),

@@ -84,6 +84,28 @@ def test_casts_reach_the_named_host(services, placement):
     assert agent.driver.list_guests('cn-1') == {}
 
 
+def test_power_casts_reach_the_named_host(services, placement):
+    agent = services[0].agent
+    inst, spec, sel = test_build._boot(agent, placement, host='cn-1')
+    api = rpcapi.ComputeAPI()
+    api.build_and_run_instance(CTXT, 'cn-1', inst, spec, sel, [])
+    row = agent.conductor.instances[inst['uuid']]
+    assert waiting.wait_for(lambda: row['vm_state'] == 'active')
+    for method, task, args, vm_state in (
+            ('stop_instance', 'powering-off', {}, 'stopped'),
+            ('start_instance', 'powering-on', {}, 'active'),
+            ('reboot_instance', 'rebooting_hard', {'reboot_type': 'HARD'},
+             'active'),
+            ('pause_instance', 'pausing', {}, 'paused'),
+            ('unpause_instance', 'unpausing', {}, 'active'),
+            ('suspend_instance', 'suspending', {}, 'suspended'),
+            ('resume_instance', 'resuming', {}, 'active')):
+        row['task_state'] = task
+        getattr(api, method)(CTXT, 'cn-1', inst['uuid'], **args)
+        assert waiting.wait_for(lambda: (row['vm_state'], row[
+            'task_state']) == (vm_state, None)), method
+
+
 def test_a_cast_for_a_host_not_served_is_dropped(services, placement):
     agent = services[0].agent
     inst, spec, sel = test_build._boot(agent, placement, host='cn-1')

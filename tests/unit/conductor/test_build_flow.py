@@ -102,7 +102,11 @@ def test_no_valid_host_buries_every_instance_in_cell0(world):
     assert world.compute.builds == []
     assert [e[1] for e in world.notifier.sent] == [
         'instance.create.error'] * 2
-    assert world.notifier.sent[0][2]['explanation']['hosts'] == 3
+    data = world.notifier.sent[0][2]['nova_object.data']
+    assert data['uuid'] == instances[0].uuid
+    assert data['state'] == 'error'
+    assert data['fault']['exception'] == 'NoValidHost'
+    assert data['fault']['details']['hosts'] == 3
 
 
 def test_a_scheduler_timeout_also_frees_claims(world):
