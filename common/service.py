@@ -29,6 +29,7 @@ import oslo_messaging as messaging
 from common import baserpc
 import common.conf
 from common import context
+from common import exception
 from common import gc_tuning
 from common import rpc
 from common import servicegroup
@@ -41,6 +42,10 @@ CONF = common.conf.CONF
 PERIODIC_INTERVAL_MAX = 60
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _HANDLED_SIGNALS = _STOP_SIGNALS + (signal.SIGHUP,)
+# NOTE: the status of a worker that cannot start for want of
+# configuration (sysexits' EX_CONFIG): respawning it cannot help, so the
+# parent stops instead of looping.
+EXIT_CONFIG = 78
 
 # (slot, workers) of this process: (0, 1) unless forked by ProcessLauncher.
 _worker = (0, 1)
@@ -317,6 +322,7 @@ class ProcessLauncher(_Launcher):
         self.workers = 0
         self.children = {}
         self._last_spawn = {}
+        self.unusable = False
 
     def launch_service(self, service, workers):
         """Fork ``workers`` processes running ``service``."""
@@ -339,6 +345,9 @@ class ProcessLauncher(_Launcher):
             status = 1
             try:
                 status = self._child_main(slot)
+            except exception.ConfigurationError as exc:
+                LOG.error('Worker %d cannot start: %s', slot, exc)
+                status = EXIT_CONFIG
             except BaseException:
                 LOG.exception('Worker %d failed', slot)
             finally:
@@ -363,7 +372,11 @@ class ProcessLauncher(_Launcher):
             if not done:
                 continue
             slot = self.children.pop(pid)
-            if respawn:
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_CONFIG:
+                LOG.error('Worker %d (pid %d) cannot run with this '
+                          'configuration; stopping', slot, pid)
+                self.unusable = True
+            elif respawn:
                 LOG.warning('Worker %d (pid %d) exited with status %s; '
                             'respawning', slot, pid, status)
                 self._spawn(slot)
@@ -383,7 +396,11 @@ class ProcessLauncher(_Launcher):
             self.children.pop(pid, None)
 
     def wait(self, poll=0.5):
-        """Supervise until SIGTERM/SIGINT; returns the exit status (0)."""
+        """Supervise until SIGTERM/SIGINT; returns the exit status.
+
+        0 after a stop signal; 1 when a worker could not start for want
+        of configuration (the other workers are stopped then).
+        """
         self._install()
         try:
             while True:
@@ -397,6 +414,9 @@ class ProcessLauncher(_Launcher):
                     self.stop()
                     return 0
                 self._reap()
+                if self.unusable:
+                    self.stop()
+                    return 1
         finally:
             self._restore()
 
