@@ -286,14 +286,23 @@ class ServiceLauncher(_Launcher):
             service.reset()
 
     def stop(self):
-        """Stop every service, then wait for each to drain."""
-        for service in self.services:
+        """Stop the services in the reverse of their start order.
+
+        Each drains before the next one stops: a service started later
+        may depend on an earlier one (a compute heartbeats through the
+        conductor), never the other way round, so a consumer always
+        finishes its last calls while its provider still answers.
+        """
+        for service in reversed(self.services):
             service.stop()
-        for service in self.services:
             service.wait()
 
-    def wait(self, poll=0.5):
-        """Serve until SIGTERM/SIGINT; returns the exit status (0)."""
+    def wait(self, poll=0.5, stop=None):
+        """Serve until SIGTERM/SIGINT; returns the exit status (0).
+
+        :param stop: what stops the services on the signal (default
+            :meth:`stop`); the all-in-one stops its HTTP servers around it.
+        """
         self._install()
         try:
             while True:
@@ -302,7 +311,7 @@ class ServiceLauncher(_Launcher):
                     self.reload()
                 elif signum is not None:
                     LOG.info('Caught signal %d, stopping', signum)
-                    self.stop()
+                    (stop or self.stop)()
                     return 0
         finally:
             self._restore()

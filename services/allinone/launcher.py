@@ -149,7 +149,11 @@ class AllInOne(object):
         LOG.info('Placement serving on %s', url)
 
     def _services(self):
-        """The RPC services, conductor first (computes join through it)."""
+        """The RPC services, conductor first (computes join through it).
+
+        NOTE: the launcher stops them in the reverse order: the computes
+        (whose heartbeats and records go through the conductor) first.
+        """
         scheduler = scheduler_manager.SchedulerManager()
         # NOTE: keep the explanation of every decision for the demo.
         scheduler.scheduler = decisions.RecordingScheduler(
@@ -233,19 +237,23 @@ class AllInOne(object):
 
     def wait(self):
         """Serve until SIGTERM/SIGINT, then stop; returns the exit status."""
-        status = self.launcher.wait()
-        self.stop(services_stopped=True)
-        return status
+        return self.launcher.wait(stop=self.stop)
 
-    def stop(self, services_stopped=False):
-        """Stop the API, the RPC services, then placement."""
+    def stop(self):
+        """Stop consumers before their providers, each drained first.
+
+        The API (it calls the conductor, the scheduler and placement),
+        then the computes, the scheduler and the conductor (the launcher
+        stops them in the reverse of their start order), then placement,
+        which all of them report to.
+        """
         if self.api_server is not None:
-            self.api_server.stop()
+            self._timed('stop api', self.api_server.stop)
             self.api_server = None
-        if self.launcher is not None and not services_stopped:
-            self.launcher.stop()
+        if self.launcher is not None:
+            self._timed('stop rpc services', self.launcher.stop)
         self.launcher = None
         if self.placement_server is not None:
-            self.placement_server.stop()
+            self._timed('stop placement', self.placement_server.stop)
             self.placement_server = None
-        rpc.cleanup()
+        self._timed('stop transports', rpc.cleanup)
