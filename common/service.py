@@ -285,15 +285,19 @@ class ServiceLauncher(_Launcher):
         for service in self.services:
             service.reset()
 
-    def stop(self):
+    def stop(self, report=None):
         """Stop the services in the reverse of their start order.
 
         Each drains before the next one stops: a service started later
         may depend on an earlier one (a compute heartbeats through the
         conductor), never the other way round, so a consumer always
         finishes its last calls while its provider still answers.
+
+        :param report: called with each service before it stops.
         """
         for service in reversed(self.services):
+            if report is not None:
+                report(service)
             service.stop()
             service.wait()
 

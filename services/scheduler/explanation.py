@@ -28,6 +28,9 @@ class Explanation(object):
         self.filters = []
         self.rejections = {}
         self.weighed = []
+        # How many hosts share the best weight (the first is chosen at
+        # random among them; see placing.candidates_in_order).
+        self.tied_best = 0
         self.selected = []
         self.notes = []
         self.timings = collections.OrderedDict()
@@ -64,6 +67,8 @@ class Explanation(object):
                          'weighers': {k: round(v, 6)
                                       for k, v in w.contributions.items()}}
                         for w in weighed_hosts[:top]]
+        self.tied_best = sum(1 for w in weighed_hosts
+                             if weighed_hosts[0].weight == w.weight)
 
     def summary(self):
         """A one-line human summary of why hosts were rejected.
@@ -99,7 +104,8 @@ class Explanation(object):
                 'placement_answer_shared': self.placement_answer_shared,
                 'candidates': self.candidates, 'hosts': self.hosts,
                 'filters': self.filters, 'rejections': self.rejections,
-                'weighed': self.weighed, 'selected': self.selected,
+                'weighed': self.weighed, 'tied_best': self.tied_best,
+                'selected': self.selected,
                 'notes': self.notes,
                 'timings_ms': {k: round(v, 3) for k, v in
                                self.timings.items()},

@@ -1,0 +1,62 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The all-in-one's progress line and the demo's random tie-break note."""
+
+import io
+
+from services.allinone import cmd
+from services.allinone import demo
+
+
+def _explanation(weights, tied, selected):
+    return {'summary': '8 hosts', 'tied_best': tied,
+            'selected': [[selected, selected]],
+            'weighed': [{'host': host, 'node': host, 'weight': weight,
+                         'weighers': {}} for host, weight in weights]}
+
+
+def test_a_random_pick_among_equals_says_so():
+    lines = demo.explain_decision(_explanation(
+        [('c1', 1.0), ('c2', 1.0), ('c3', 1.0)], 4, 'c3'))
+    assert lines[-1] == ('=> 8 hosts; chose c3, at random among 4 hosts '
+                         'of equal weight')
+
+
+def test_a_clear_winner_is_just_chosen():
+    lines = demo.explain_decision(_explanation(
+        [('c1', 2.0), ('c2', 1.0)], 1, 'c1'))
+    assert lines[-1] == '=> 8 hosts; chose c1'
+
+
+def test_progress_is_one_growing_line():
+    out = io.StringIO()
+    progress = cmd.Progress(out)
+    progress.begin('Starting Berth in /s:')
+    progress.step('loading')
+    progress.step('databases')
+    progress.end(' ... ready.')
+    assert out.getvalue() == 'Starting Berth in /s: loading, databases ' \
+                             '... ready.\n'
+
+
+class _Service(object):
+    def __init__(self, name, log):
+        self.binary = name
+        self.log = log
+
+    def stop(self):
+        self.log.append('stop ' + self.binary)
+
+    def wait(self):
+        self.log.append('wait ' + self.binary)
+
+
+def test_launcher_stops_in_reverse_order_each_drained():
+    from common import service
+    log = []
+    launcher = service.ServiceLauncher()
+    launcher.services = [_Service(n, log) for n in ('conductor', 'compute')]
+    launcher.stop(report=lambda svc: log.append('report ' + svc.binary))
+    assert log == ['report compute', 'stop compute', 'wait compute',
+                   'report conductor', 'stop conductor', 'wait conductor']
