@@ -19,6 +19,7 @@ import sys
 from oslo_config import cfg
 
 from common import config
+from common import rpc
 
 EXIT_CONFIG = 1
 
@@ -76,7 +77,10 @@ def required_options(conf, binary):
 
 
 def check(conf, binary):
-    """Raise :class:`Unusable` naming the first option ``binary`` lacks."""
+    """Raise :class:`Unusable` naming the options ``binary`` lacks."""
+    # NOTE: oslo.messaging registers transport_url lazily; unregistered,
+    # a value from the config file would read as missing.
+    rpc.register_opts(conf)
     missing = [_label(group, name)
                for group, name in required_options(conf, binary)
                if not _is_set(conf, group, name)]

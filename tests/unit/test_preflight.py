@@ -14,6 +14,7 @@ import pytest
 
 from common import exception
 from common import preflight
+from common import rpc
 from common import service
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -32,9 +33,8 @@ connection = sqlite:////tmp/placement.db
 
 def _conf(tmp_path, text, driver=None):
     conf = cfg.ConfigOpts()
-    conf.register_opts([
-        cfg.StrOpt('transport_url', default='rabbit://'),
-        cfg.StrOpt('servicegroup_driver', default='db')])
+    rpc.register_opts(conf)
+    conf.register_opt(cfg.StrOpt('servicegroup_driver', default='db'))
     for group in ('database', 'api_database', 'placement_database'):
         conf.register_opt(cfg.StrOpt('connection'), group=group)
     path = tmp_path / 'berth.conf'
@@ -154,3 +154,19 @@ def test_an_unreadable_config_file_is_one_line(tmp_path):
     assert ('berth-scheduler: cannot read configuration file(s): %s'
             % (tmp_path / 'missing.conf')) in proc.stderr
     assert 'Traceback' not in proc.stderr
+
+
+def test_a_configured_service_passes_the_real_checks(tmp_path):
+    """The real CONF: transport_url is registered by the check itself."""
+    conf_file = tmp_path / 'berth.conf'
+    conf_file.write_text(FULL)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    code = ('import sys; from common import preflight; '
+            'preflight.start(sys.argv[1], sys.argv[2:]); print("ok")')
+    for binary in sorted(preflight.REQUIRED):
+        proc = subprocess.run(
+            [sys.executable, '-c', code, binary, '--config-file',
+             str(conf_file)],
+            capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+        assert proc.returncode == 0, (binary, proc.stderr)
+        assert proc.stdout.strip() == 'ok'
