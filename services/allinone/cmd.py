@@ -36,6 +36,7 @@ from common import config
 
 LOG = logging.getLogger(__name__)
 
+# NOTE: services.allinone.state's, which this module does not import.
 DEFAULT_STATE_DIR = 'state'
 
 CLI_OPTS = [
@@ -69,8 +70,8 @@ class Progress(object):
     word on the line.
     """
 
-    def __init__(self, out=sys.stdout):
-        self._out = out
+    def __init__(self, out=None):
+        self._out = out or sys.stdout
         self._steps = 0
 
     def begin(self, text):

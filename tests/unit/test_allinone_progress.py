@@ -60,3 +60,8 @@ def test_launcher_stops_in_reverse_order_each_drained():
     launcher.stop(report=lambda svc: log.append('report ' + svc.binary))
     assert log == ['report compute', 'stop compute', 'wait compute',
                    'report conductor', 'stop conductor', 'wait conductor']
+
+
+def test_the_default_state_dir_is_the_state_modules():
+    from services.allinone import state
+    assert cmd.DEFAULT_STATE_DIR == state.DEFAULT_STATE_DIR
