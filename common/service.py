@@ -218,6 +218,20 @@ class Service(object):
         self.manager.reset()
 
 
+class StartInterrupted(SystemExit):
+    """A stop signal came while a service was still starting.
+
+    NOTE: a start can wait a long time (a compute waits for the
+    conductor), and a queued signal would only be seen after it. This
+    ends the process instead, with status 0 and no traceback, being a
+    SystemExit (which ``except Exception`` retry loops let through).
+    """
+
+    def __init__(self, signum):
+        super().__init__(0)
+        self.signum = signum
+
+
 def _install_handlers(handler):
     """Point the handled signals at ``handler``; returns the old ones."""
     return {sig: signal.signal(sig, handler) for sig in _HANDLED_SIGNALS}
@@ -241,9 +255,16 @@ class _Launcher(object):
         self._pending = collections.deque()
         self._wake = threading.Event()
         self._old_handlers = None
+        self._starting = False
 
     def handle_signal(self, signum, frame=None):
-        """Queue ``signum`` for :meth:`wait` (the signal handler)."""
+        """Queue ``signum`` for :meth:`wait` (the signal handler).
+
+        :raises StartInterrupted: a stop signal while a service starts.
+        """
+        if self._starting and signum in _STOP_SIGNALS:
+            self._starting = False
+            raise StartInterrupted(signum)
         self._pending.append(signum)
         self._wake.set()
 
@@ -272,11 +293,36 @@ class ServiceLauncher(_Launcher):
         self.services = []
 
     def launch_service(self, service):
-        """Start ``service``; signals are handled from now on."""
+        """Start ``service``; signals are handled from now on.
+
+        :raises StartInterrupted: SIGTERM/SIGINT before it started; what
+            it had started, and the services started before, are stopped
+            (and their hosts cleaned) first.
+        """
         self._install()
-        service.start()
+        self._starting = True
+        try:
+            service.start()
+        except StartInterrupted as exc:
+            LOG.info('Caught signal %d while starting %s; exiting',
+                     exc.signum, service)
+            self._abandon(service)
+            self.stop()
+            raise
+        finally:
+            self._starting = False
         self.services.append(service)
         gc_tuning.settle()
+
+    @staticmethod
+    def _abandon(service):
+        """Stop and drain a service whose start was cut short."""
+        try:
+            service.stop()
+            service.wait()
+        except Exception:
+            LOG.warning('Could not stop %s cleanly after an interrupted '
+                        'start', service, exc_info=True)
 
     def reload(self):
         """SIGHUP: reload mutable options, then reset each service."""
@@ -361,6 +407,8 @@ class ProcessLauncher(_Launcher):
             except exception.ConfigurationError as exc:
                 LOG.error('Worker %d cannot start: %s', slot, exc)
                 status = EXIT_CONFIG
+            except SystemExit as exc:
+                status = exc.code or 0
             except BaseException:
                 LOG.exception('Worker %d failed', slot)
             finally:

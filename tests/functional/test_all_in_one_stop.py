@@ -12,6 +12,7 @@ the process in seconds and the log has no ERROR and no traceback.
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from tests.functional import test_all_in_one as aio
@@ -54,3 +55,36 @@ def test_sigterm_on_rabbit_stops_in_seconds_without_errors(vhost, tmp_path):
     # NOTE: the computes drained before the conductor stopped.
     assert (log.index('Stopped berth-compute')
             < log.index('Stopping berth-conductor'))
+
+
+def test_a_compute_waiting_for_its_conductor_stops_on_sigterm(vhost,
+                                                              tmp_path):
+    """SIGTERM during start (no conductor answers): exit 0 at once."""
+    conf_file = tmp_path / 'berth.conf'
+    conf_file.write_text('[DEFAULT]\ntransport_url = %s\n' % vhost.url)
+    log = tmp_path / 'compute.log'
+    with open(log, 'w') as out:
+        proc = subprocess.Popen(
+            [sys.executable, '-m', 'services.compute.cmd', '--config-file',
+             str(conf_file)], stdout=out, stderr=subprocess.STDOUT,
+            env=aio._environ(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while 'Starting berth-compute' not in log.read_text():
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        time.sleep(1)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        status = proc.wait(30)
+        took = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    text = log.read_text()
+    assert status == 0, text
+    assert took < STOP_SECONDS, text
+    assert 'Traceback' not in text, text
+    assert 'while starting' in text, text

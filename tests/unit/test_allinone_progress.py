@@ -1,9 +1,15 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""The all-in-one's progress line and the demo's random tie-break note."""
+"""The all-in-one's progress line, its stop order, the demo's tie note."""
 
 import io
+import os
+import signal
+import threading
+import time
+
+import pytest
 
 from services.allinone import cmd
 from services.allinone import demo
@@ -65,3 +71,26 @@ def test_launcher_stops_in_reverse_order_each_drained():
 def test_the_default_state_dir_is_the_state_modules():
     from services.allinone import state
     assert cmd.DEFAULT_STATE_DIR == state.DEFAULT_STATE_DIR
+
+
+class _SlowStart(_Service):
+    def start(self):
+        self.log.append('start')
+        # NOTE: as a compute waiting for its conductor.
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        time.sleep(30)
+
+
+def test_sigterm_while_starting_stops_at_once_and_cleans_up():
+    from common import service
+    log = []
+    launcher = service.ServiceLauncher()
+    started = time.monotonic()
+    try:
+        with pytest.raises(service.StartInterrupted) as err:
+            launcher.launch_service(_SlowStart('compute', log))
+    finally:
+        launcher._restore()
+    assert time.monotonic() - started < 10
+    assert err.value.code == 0 and err.value.signum == signal.SIGTERM
+    assert log == ['start', 'stop compute', 'wait compute']
