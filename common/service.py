@@ -29,6 +29,7 @@ import oslo_messaging as messaging
 from common import baserpc
 import common.conf
 from common import context
+from common import exception
 from common import gc_tuning
 from common import rpc
 from common import servicegroup
@@ -41,6 +42,10 @@ CONF = common.conf.CONF
 PERIODIC_INTERVAL_MAX = 60
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _HANDLED_SIGNALS = _STOP_SIGNALS + (signal.SIGHUP,)
+# NOTE: the status of a worker that cannot start for want of
+# configuration (sysexits' EX_CONFIG): respawning it cannot help, so the
+# parent stops instead of looping.
+EXIT_CONFIG = 78
 
 # (slot, workers) of this process: (0, 1) unless forked by ProcessLauncher.
 _worker = (0, 1)
@@ -213,6 +218,20 @@ class Service(object):
         self.manager.reset()
 
 
+class StartInterrupted(SystemExit):
+    """A stop signal came while a service was still starting.
+
+    NOTE: a start can wait a long time (a compute waits for the
+    conductor), and a queued signal would only be seen after it. This
+    ends the process instead, with status 0 and no traceback, being a
+    SystemExit (which ``except Exception`` retry loops let through).
+    """
+
+    def __init__(self, signum):
+        super().__init__(0)
+        self.signum = signum
+
+
 def _install_handlers(handler):
     """Point the handled signals at ``handler``; returns the old ones."""
     return {sig: signal.signal(sig, handler) for sig in _HANDLED_SIGNALS}
@@ -236,9 +255,16 @@ class _Launcher(object):
         self._pending = collections.deque()
         self._wake = threading.Event()
         self._old_handlers = None
+        self._starting = False
 
     def handle_signal(self, signum, frame=None):
-        """Queue ``signum`` for :meth:`wait` (the signal handler)."""
+        """Queue ``signum`` for :meth:`wait` (the signal handler).
+
+        :raises StartInterrupted: a stop signal while a service starts.
+        """
+        if self._starting and signum in _STOP_SIGNALS:
+            self._starting = False
+            raise StartInterrupted(signum)
         self._pending.append(signum)
         self._wake.set()
 
@@ -267,11 +293,36 @@ class ServiceLauncher(_Launcher):
         self.services = []
 
     def launch_service(self, service):
-        """Start ``service``; signals are handled from now on."""
+        """Start ``service``; signals are handled from now on.
+
+        :raises StartInterrupted: SIGTERM/SIGINT before it started; what
+            it had started, and the services started before, are stopped
+            (and their hosts cleaned) first.
+        """
         self._install()
-        service.start()
+        self._starting = True
+        try:
+            service.start()
+        except StartInterrupted as exc:
+            LOG.info('Caught signal %d while starting %s; exiting',
+                     exc.signum, service)
+            self._abandon(service)
+            self.stop()
+            raise
+        finally:
+            self._starting = False
         self.services.append(service)
         gc_tuning.settle()
+
+    @staticmethod
+    def _abandon(service):
+        """Stop and drain a service whose start was cut short."""
+        try:
+            service.stop()
+            service.wait()
+        except Exception:
+            LOG.warning('Could not stop %s cleanly after an interrupted '
+                        'start', service, exc_info=True)
 
     def reload(self):
         """SIGHUP: reload mutable options, then reset each service."""
@@ -280,15 +331,28 @@ class ServiceLauncher(_Launcher):
         for service in self.services:
             service.reset()
 
-    def stop(self):
-        """Stop every service, then wait for each to drain."""
-        for service in self.services:
+    def stop(self, report=None):
+        """Stop the services in the reverse of their start order.
+
+        Each drains before the next one stops: a service started later
+        may depend on an earlier one (a compute heartbeats through the
+        conductor), never the other way round, so a consumer always
+        finishes its last calls while its provider still answers.
+
+        :param report: called with each service before it stops.
+        """
+        for service in reversed(self.services):
+            if report is not None:
+                report(service)
             service.stop()
-        for service in self.services:
             service.wait()
 
-    def wait(self, poll=0.5):
-        """Serve until SIGTERM/SIGINT; returns the exit status (0)."""
+    def wait(self, poll=0.5, stop=None):
+        """Serve until SIGTERM/SIGINT; returns the exit status (0).
+
+        :param stop: what stops the services on the signal (default
+            :meth:`stop`); the all-in-one stops its HTTP servers around it.
+        """
         self._install()
         try:
             while True:
@@ -297,7 +361,7 @@ class ServiceLauncher(_Launcher):
                     self.reload()
                 elif signum is not None:
                     LOG.info('Caught signal %d, stopping', signum)
-                    self.stop()
+                    (stop or self.stop)()
                     return 0
         finally:
             self._restore()
@@ -317,6 +381,7 @@ class ProcessLauncher(_Launcher):
         self.workers = 0
         self.children = {}
         self._last_spawn = {}
+        self.unusable = False
 
     def launch_service(self, service, workers):
         """Fork ``workers`` processes running ``service``."""
@@ -339,6 +404,11 @@ class ProcessLauncher(_Launcher):
             status = 1
             try:
                 status = self._child_main(slot)
+            except exception.ConfigurationError as exc:
+                LOG.error('Worker %d cannot start: %s', slot, exc)
+                status = EXIT_CONFIG
+            except SystemExit as exc:
+                status = exc.code or 0
             except BaseException:
                 LOG.exception('Worker %d failed', slot)
             finally:
@@ -363,7 +433,11 @@ class ProcessLauncher(_Launcher):
             if not done:
                 continue
             slot = self.children.pop(pid)
-            if respawn:
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_CONFIG:
+                LOG.error('Worker %d (pid %d) cannot run with this '
+                          'configuration; stopping', slot, pid)
+                self.unusable = True
+            elif respawn:
                 LOG.warning('Worker %d (pid %d) exited with status %s; '
                             'respawning', slot, pid, status)
                 self._spawn(slot)
@@ -383,7 +457,11 @@ class ProcessLauncher(_Launcher):
             self.children.pop(pid, None)
 
     def wait(self, poll=0.5):
-        """Supervise until SIGTERM/SIGINT; returns the exit status (0)."""
+        """Supervise until SIGTERM/SIGINT; returns the exit status.
+
+        0 after a stop signal; 1 when a worker could not start for want
+        of configuration (the other workers are stopped then).
+        """
         self._install()
         try:
             while True:
@@ -397,6 +475,9 @@ class ProcessLauncher(_Launcher):
                     self.stop()
                     return 0
                 self._reap()
+                if self.unusable:
+                    self.stop()
+                    return 1
         finally:
             self._restore()
 

@@ -277,7 +277,9 @@ class Database(object):
             if self._configured:
                 return
             if not conf_group.connection:
-                raise exception.DBNotConfigured(name=self.name)
+                # NOTE: name the option, e.g. "api ([api_database])".
+                raise exception.DBNotConfigured(name='%s ([%s_database])' % (
+                    self.name, self.name))
             url = conf_group.connection
             self.is_sqlite = url.startswith('sqlite')
             if url.startswith('mysql+pymysql'):

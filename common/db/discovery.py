@@ -66,10 +66,13 @@ def _map_host(ctxt, cell_access, cell, host, known, announce):
     return False
 
 
-def _by_nodes(ctxt, cell_access, cell, database, known, status):
+def _by_nodes(ctxt, cell_access, cell, database, known, status, progress):
     created = []
     done = []
-    for node in compute_records.list_unmapped_nodes(ctxt, database):
+    nodes = list(compute_records.list_unmapped_nodes(ctxt, database))
+    progress.expect(len(nodes))
+    for node in nodes:
+        progress.step()
         label = "compute host '%s': %s" % (node['host'], node['uuid'])
         status('Checking host mapping for ' + label)
         if _map_host(ctxt, cell_access, cell, node['host'], known,
@@ -80,13 +83,16 @@ def _by_nodes(ctxt, cell_access, cell, database, known, status):
     return created
 
 
-def _by_services(ctxt, cell_access, cell, database, known, status):
+def _by_services(ctxt, cell_access, cell, database, known, status,
+                 progress):
     created = []
     services = compute_records.list_services(
         ctxt, database, binary=compute_records.COMPUTE_BINARY)
+    progress.expect(len(services))
     known.update(boot_records.get_host_mappings(
         ctxt, [s['host'] for s in services], database=cell_access.api))
     for service in services:
+        progress.step()
         host = service['host']
         if host in known:
             continue
@@ -97,8 +103,16 @@ def _by_services(ctxt, cell_access, cell, database, known, status):
     return created
 
 
+class _NoProgress(object):
+    def expect(self, amount):
+        pass
+
+    def step(self, amount=1):
+        pass
+
+
 def discover_hosts(ctxt, cell_access, cell_uuid=None, status=None,
-                   by_service=False):
+                   by_service=False, progress=None):
     """Map the new compute hosts of every cell (or of one).
 
     :param cell_access: a CellAccess (api database and cell registry).
@@ -106,12 +120,15 @@ def discover_hosts(ctxt, cell_access, cell_uuid=None, status=None,
     :param status: ``status(message)`` for each progress line (the
         command prints them with ``--verbose``); default: nothing.
     :param by_service: discover by compute services instead of nodes.
+    :param progress: told ``expect(n)`` of the hosts of each cell and
+        ``step()`` for each one checked (berth-manage's progress line).
     :returns: the hosts newly mapped, in order.
     :raises common.db.cells.CellMappingNotFound: unknown ``cell_uuid``.
     :raises common.exception.HostMappingExists: a host found in one cell
         is mapped to another.
     """
     status = status or _quiet
+    progress = progress or _NoProgress()
     cell_access.refresh()
     if cell_uuid is not None:
         mappings = [cell_access.cell(ctxt, cell_uuid)]
@@ -133,7 +150,7 @@ def discover_hosts(ctxt, cell_access, cell_uuid=None, status=None,
         discover = _by_services if by_service else _by_nodes
         try:
             created = discover(ctxt, cell_access, cell, database, known,
-                               status)
+                               status, progress)
         except (db_exc.DBError, sa.exc.DBAPIError) as exc:
             # NOTE: one broken cell (down, or never synced) must not keep
             # the others' new hosts unmapped.

@@ -25,6 +25,7 @@ from oslo_config import cfg
 
 from common import config
 from common import gc_tuning
+from common import preflight
 from common.wsgi import connections
 
 LOG = logging.getLogger(__name__)
@@ -176,7 +177,7 @@ def main(name, group, build, argv=None):
     :param argv: the command line without the program name.
     :returns: the exit status.
     """
-    conf = config.parse_args(argv, cli_opts=cli_opts(group))
+    conf = preflight.start(name, argv, cli_opts=cli_opts(group))
     config.setup_logging(name)
     app = build(conf)
     gc_tuning.settle()

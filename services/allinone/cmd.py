@@ -29,14 +29,18 @@ import time
 from oslo_config import cfg
 
 from common import config
-from services.allinone import clouds
-from services.allinone import launcher
-from services.allinone import state as state_mod
+
+# NOTE: the services (launcher, state, clouds) are imported by main(),
+# after the first line is printed: loading them takes seconds, which the
+# user should not spend looking at nothing.
 
 LOG = logging.getLogger(__name__)
 
+# NOTE: services.allinone.state's, which this module does not import.
+DEFAULT_STATE_DIR = 'state'
+
 CLI_OPTS = [
-    cfg.StrOpt('state-dir', default=state_mod.DEFAULT_STATE_DIR,
+    cfg.StrOpt('state-dir', default=DEFAULT_STATE_DIR,
                help='Directory of the SQLite databases, the log and the '
                     'derived berth.conf (created when missing).'),
     cfg.PortOpt('api-port', default=8774,
@@ -58,8 +62,39 @@ def _interrupt(signum, _frame):
     raise KeyboardInterrupt('signal %d' % signum)
 
 
+class Progress(object):
+    """One line growing as start-up (or shut-down) goes through its steps.
+
+    ``Starting Berth in state: loading, databases, ... ready``: each
+    step's name is printed when it begins, so a slow step is the last
+    word on the line.
+    """
+
+    def __init__(self, out=None):
+        self._out = out or sys.stdout
+        self._steps = 0
+
+    def begin(self, text):
+        """Start the line with ``text``."""
+        self._out.write(text)
+        self._out.flush()
+
+    def step(self, name):
+        """Say that step ``name`` begins."""
+        self._out.write('%s %s' % (',' if self._steps else '', name))
+        self._steps += 1
+        self._out.flush()
+
+    def end(self, text):
+        """End the line with ``text``."""
+        self._out.write('%s\n' % text)
+        self._out.flush()
+        self._steps = 0
+
+
 def _client_lines(aio, clouds_file):
     """How to point the ``openstack`` client at the all-in-one."""
+    from services.allinone import clouds
     if clouds_file is None:
         return ['Authentication is Keystone\'s ([api] auth_strategy = '
                 'keystone): use its cloud entry.', '']
@@ -78,6 +113,7 @@ def _client_lines(aio, clouds_file):
 
 def _ready_banner(aio, state, elapsed, clouds_file=None):
     """The endpoints and a ready-to-paste client environment."""
+    from services.allinone import state as state_mod
     conf = aio.conf
     compute = aio.api_url + '/v2.1'
     hosts = aio.compute_hosts()
@@ -115,6 +151,7 @@ def _ready_banner(aio, state, elapsed, clouds_file=None):
 
 def _write_clouds(aio, state):
     """Write the clouds.yaml of a noauth2 all-in-one; its path or None."""
+    from services.allinone import clouds
     if aio.conf.api.auth_strategy != 'noauth2':
         return None
     return clouds.write(state, aio.api_url)
@@ -135,35 +172,50 @@ def _run_demo(aio):
         return 1
 
 
+def _stop(aio, progress):
+    """Stop every service, saying which stops as it goes."""
+    started = time.monotonic()
+    progress.begin('Stopping Berth:')
+    aio.stop(progress=progress.step)
+    progress.end(' ... stopped in %.1fs.' % (time.monotonic() - started))
+
+
 def main(argv=None):
     """Console-script entry point; returns the exit status."""
     conf = config.parse_args(argv, cli_opts=CLI_OPTS)
+    progress = Progress()
+    progress.begin('Starting Berth in %s:'
+                   % os.path.abspath(conf.state_dir))
+    progress.step('loading')
+    from services.allinone import launcher
+    from services.allinone import state as state_mod
     state = state_mod.StateDir(conf.state_dir)
     state.prepare()
     state_mod.apply_defaults(conf, state, conf.hosts)
     config.setup_logging('berth-all-in-one')
     aio = launcher.AllInOne(conf, state, conf.hosts, conf.api_port,
                             conf.placement_port)
-    print('Starting Berth in %s ...' % state.path, flush=True)
     started = time.monotonic()
     try:
-        aio.start()
+        aio.start(progress=progress.step)
         state_mod.write_config(conf, state)
         clouds_file = _write_clouds(aio, state)
     except Exception as exc:
+        progress.end(' ... failed.')
         LOG.exception('berth-all-in-one could not start')
         print('berth-all-in-one could not start: %s (see %s)'
               % (exc, conf.log_file or 'the log'), file=sys.stderr)
         aio.stop()
         return 1
+    progress.end(' ... ready.')
     print(_ready_banner(aio, state, time.monotonic() - started, clouds_file),
           flush=True)
     if not conf.demo:
-        return aio.wait()
+        return aio.wait(stop=lambda: _stop(aio, progress))
     try:
         return _run_demo(aio)
     finally:
-        aio.stop()
+        _stop(aio, progress)
 
 
 if __name__ == '__main__':

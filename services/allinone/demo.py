@@ -269,11 +269,23 @@ def explain_decision(explanation, conclude=True):
             entry['host'], entry['weight'], _weighers(entry) or 'all equal'))
     if not conclude:
         return lines
-    chosen = ', '.join(host for host, _node in
-                       explanation.get('selected') or [])
+    selected = [host for host, _node in explanation.get('selected') or []]
     lines.append('=> %s%s' % (explanation.get('summary', ''),
-                              '; chose ' + chosen if chosen else ''))
+                              '; ' + _chosen(explanation, selected)
+                              if selected else ''))
     return lines
+
+
+def _chosen(explanation, selected):
+    """``chose X``, saying so when X won a random draw among equals."""
+    tied = explanation.get('tied_best') or 0
+    weighed = explanation.get('weighed') or []
+    best = [entry['host'] for entry in weighed
+            if entry['weight'] == weighed[0]['weight']]
+    if tied > 1 and (selected[0] in best or tied > len(weighed)):
+        return ('chose %s, at random among %d hosts of equal weight'
+                % (', '.join(selected), tied))
+    return 'chose ' + ', '.join(selected)
 
 
 def _fault_details(fault):

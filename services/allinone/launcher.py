@@ -115,16 +115,21 @@ class AllInOne(object):
 
     # --- start-up ---------------------------------------------------------
 
-    def start(self, timeout=READY_TIMEOUT):
+    def start(self, timeout=READY_TIMEOUT, progress=None):
         """Databases, services, host discovery; returns once ready.
 
+        :param progress: called with each step's name as it begins.
         :raises StartupError: a step failed or did not finish in time.
         """
-        self._timed('databases', self.setup_databases)
-        self._timed('placement', self.start_placement)
-        self._timed('rpc services', self.start_rpc_services)
-        self._timed('api', self.start_api)
-        self._timed('hosts', self.wait_for_hosts, timeout)
+        for phase, func, args in (
+                ('databases', self.setup_databases, ()),
+                ('placement', self.start_placement, ()),
+                ('rpc services', self.start_rpc_services, ()),
+                ('api', self.start_api, ()),
+                ('hosts', self.wait_for_hosts, (timeout,))):
+            if progress is not None:
+                progress(phase)
+            self._timed(phase, func, *args)
         return self
 
     def setup_databases(self):
@@ -149,7 +154,11 @@ class AllInOne(object):
         LOG.info('Placement serving on %s', url)
 
     def _services(self):
-        """The RPC services, conductor first (computes join through it)."""
+        """The RPC services, conductor first (computes join through it).
+
+        NOTE: the launcher stops them in the reverse order: the computes
+        (whose heartbeats and records go through the conductor) first.
+        """
         scheduler = scheduler_manager.SchedulerManager()
         # NOTE: keep the explanation of every decision for the demo.
         scheduler.scheduler = decisions.RecordingScheduler(
@@ -231,21 +240,36 @@ class AllInOne(object):
 
     # --- shut-down ----------------------------------------------------------
 
-    def wait(self):
-        """Serve until SIGTERM/SIGINT, then stop; returns the exit status."""
-        status = self.launcher.wait()
-        self.stop(services_stopped=True)
-        return status
+    def wait(self, stop=None):
+        """Serve until SIGTERM/SIGINT, then stop; returns the exit status.
 
-    def stop(self, services_stopped=False):
-        """Stop the API, the RPC services, then placement."""
+        :param stop: what stops everything (default :meth:`stop`).
+        """
+        return self.launcher.wait(stop=stop or self.stop)
+
+    def stop(self, progress=None):
+        """Stop consumers before their providers, each drained first.
+
+        The API (it calls the conductor, the scheduler and placement),
+        then the computes, the scheduler and the conductor (the launcher
+        stops them in the reverse of their start order), then placement,
+        which all of them report to.
+
+        :param progress: called with each step's name as it begins.
+        """
+        def step(name):
+            if progress is not None:
+                progress(name)
         if self.api_server is not None:
-            self.api_server.stop()
+            step('api')
+            self._timed('stop api', self.api_server.stop)
             self.api_server = None
-        if self.launcher is not None and not services_stopped:
-            self.launcher.stop()
+        if self.launcher is not None:
+            self._timed('stop rpc services', self.launcher.stop,
+                        lambda svc: step(svc.binary.replace('berth-', '')))
         self.launcher = None
         if self.placement_server is not None:
-            self.placement_server.stop()
+            step('placement')
+            self._timed('stop placement', self.placement_server.stop)
             self.placement_server = None
-        rpc.cleanup()
+        self._timed('stop transports', rpc.cleanup)

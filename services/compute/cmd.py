@@ -20,6 +20,7 @@ import sys
 
 from common import config
 from common.placement import client as placement_client
+from common import preflight
 from common import rpc
 from common import service
 from common import servicegroup
@@ -99,7 +100,7 @@ def build_services(conf, **kwargs):
 
 def main(argv=None):
     """Console-script entry point; returns the exit status."""
-    conf = config.parse_args(argv)
+    conf = preflight.start('berth-compute', argv)
     config.setup_logging('berth-compute')
     services = build_services(conf)
     LOG.info('Starting berth-compute for %d host(s) with the %s driver',

@@ -23,6 +23,7 @@ import oslo_messaging as messaging
 
 from common import baserpc
 from common import config
+from common import preflight
 from common import rpc
 from common import service
 from services.conductor import manager
@@ -54,7 +55,7 @@ def build_service():
 
 def main(argv=None):
     """Console-script entry point; returns the exit status."""
-    conf = config.parse_args(argv)
+    conf = preflight.start(BINARY, argv)
     config.setup_logging(BINARY)
     # NOTE: built before forking, so that a configuration error stops the
     # command at once with its reason; databases and transports are

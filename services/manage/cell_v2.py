@@ -218,9 +218,10 @@ def discover_hosts(conf):
     status = print if args.verbose else None
     access = cell_access_mod.CellAccess(_api(conf))
     try:
-        hosts = discovery.discover_hosts(_ctxt(), access, args.cell_uuid,
-                                         status=status,
-                                         by_service=args.by_service)
+        with output.progress(args, 'discover_hosts') as progress:
+            hosts = discovery.discover_hosts(
+                _ctxt(), access, args.cell_uuid, status=status,
+                by_service=args.by_service, progress=progress)
     except exception.HostMappingExists:
         print('ERROR: Duplicate host mapping was encountered. This command '
               'should be run once after all compute hosts have been '
@@ -265,7 +266,13 @@ def _map_instances(conf, cell_uuid, max_count=None):
     api = _api(conf)
     access = cell_access_mod.CellAccess(api)
     database = access.database(cell_uuid)
-    progress = output.Progress('map_instances (cell %s)' % cell_uuid)
+    with output.progress(conf.category, 'map_instances (cell %s)'
+                         % cell_uuid) as progress:
+        return _map_batches(api, database, cell_uuid, max_count, progress)
+
+
+def _map_batches(api, database, cell_uuid, max_count, progress):
+    """_map_instances' loop: 500 instances at a time, newest first."""
     mapped = 0
     marker = None
     while True:
@@ -398,6 +405,8 @@ def add_parsers(subparsers):
     cmd.add_argument('--by-service', dest='by_service', action='store_true',
                      help='Discover by compute services instead of compute '
                           'nodes (finds hosts whose mappings were removed).')
+    cmd.add_argument('--quiet', action='store_true',
+                     help=output.QUIET_HELP)
     cmd.set_defaults(action_fn=discover_hosts)
 
     cmd = commands.add_parser('list_hosts', help='List the host mappings.')
@@ -410,6 +419,8 @@ def add_parsers(subparsers):
     cmd.add_argument('--max-count', dest='max_count', type=int)
     cmd.add_argument('--reset', action='store_true',
                      help='Start from the beginning (every run does).')
+    cmd.add_argument('--quiet', action='store_true',
+                     help=output.QUIET_HELP)
     cmd.set_defaults(action_fn=map_instances)
 
     cmd = commands.add_parser('delete_host',

@@ -61,6 +61,11 @@ def main(argv=None):
         print('Failed to read configuration file(s): %s'
               % ', '.join(exc.config_files), file=sys.stderr)
         return 2
+    except cfg.Error as exc:
+        # NOTE: unreadable or unparsable file, bad value: one line.
+        print('berth-manage: %s' % str(exc).strip().splitlines()[0],
+              file=sys.stderr)
+        return 2
     # NOTE: logs go to stderr unless the config says otherwise, so that
     # stdout carries only a command's answer (``db version`` in scripts).
     conf.set_default('use_stderr', True)

@@ -16,6 +16,8 @@ operators' eyes and scripts that grep them keep working::
 import sys
 import time
 
+QUIET_HELP = 'No progress line on stderr (shown on a terminal).'
+
 
 def table(headers, rows):
     """The text of a table with centred cells (ends with a newline)."""
@@ -36,28 +38,82 @@ def table(headers, rows):
 
 
 class Progress(object):
-    """Prints "<what>: N done" every ``every`` items or ``seconds``.
+    """A progress line on stderr: ``<what>: 1200/5000 (310/s)``.
 
-    Long runs (thousands of instances or providers) show they are alive;
-    short ones print nothing but the final line, if any.
+    Long runs (thousands of hosts, instances or providers) show they are
+    alive: the line is rewritten in place at most once a ``seconds``, the
+    first time after ``seconds`` (a short run prints nothing), and ended
+    with a newline by :meth:`finish`. It is shown only on a terminal:
+    scripts and logs reading stderr get nothing, nor does ``--quiet``.
+
+    :param total: the number of items, when known (:meth:`expect` adds).
+    :param enabled: show it; default: ``stream`` is a terminal.
     """
 
-    def __init__(self, what, every=500, seconds=10.0, stream=None,
-                 clock=time.monotonic):
+    def __init__(self, what, total=None, seconds=1.0, stream=None,
+                 enabled=None, clock=time.monotonic):
         self.what = what
-        self.every = every
+        self.total = total
         self.seconds = seconds
-        self.stream = stream or sys.stdout
+        self.stream = stream or sys.stderr
+        if enabled is None:
+            enabled = _isatty(self.stream)
+        self.enabled = enabled
         self.clock = clock
         self.count = 0
-        self._last = clock()
+        self._started = self._last = clock()
+        self._shown = False
+
+    def expect(self, amount):
+        """``amount`` more items to do."""
+        self.total = (self.total or 0) + amount
 
     def step(self, amount=1):
-        """Count ``amount`` more items; print when one is due."""
+        """Count ``amount`` more items done; redraw when one is due."""
         self.count += amount
+        if not self.enabled:
+            return
         now = self.clock()
-        if (self.every and self.count % self.every == 0) or (
-                now - self._last >= self.seconds):
+        if now - self._last >= self.seconds:
             self._last = now
-            print('%s: %d done' % (self.what, self.count), file=self.stream,
-                  flush=True)
+            self._show(now)
+
+    def line(self, now=None):
+        """The text of the line: done[/total] and the rate so far."""
+        now = self.clock() if now is None else now
+        rate = self.count / max(now - self._started, 1e-6)
+        done = '%d/%d' % (self.count, self.total) if self.total else \
+            '%d' % self.count
+        return '%s: %s done (%.0f/s)' % (self.what, done, rate)
+
+    def _show(self, now):
+        self.stream.write('\r' + self.line(now))
+        self.stream.flush()
+        self._shown = True
+
+    def finish(self):
+        """Draw the last count and end the line (if one was shown)."""
+        if self._shown:
+            self._show(self.clock())
+            self.stream.write('\n')
+            self.stream.flush()
+            self._shown = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.finish()
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def progress(args, what, total=None):
+    """The :class:`Progress` of a command run with ``args`` (``--quiet``)."""
+    return Progress(what, total=total,
+                    enabled=False if getattr(args, 'quiet', False) else None)

@@ -29,6 +29,7 @@ from alembic import config as alembic_config
 from alembic import util as alembic_util
 
 from services.manage import data_migrations
+from services.manage import output
 from services.manage import placement_audit
 from services.manage import placement_heal
 from services.placement.db import api as db_api
@@ -119,6 +120,8 @@ def add_parsers(subparsers):
     heal.add_argument('--force', action='store_true',
                       help='Rewrite the allocations of --instance even '
                            'when it has some.')
+    heal.add_argument('--quiet', action='store_true',
+                      help=output.QUIET_HELP)
     heal.set_defaults(action_fn=placement_heal.heal_allocations)
 
     audit = groups.add_parser(
@@ -132,10 +135,14 @@ def add_parsers(subparsers):
     audit.add_argument('--stuck_after', dest='stuck_after', type=int,
                        help='Also report servers in a task state for more '
                             'than this many seconds (default 3600).')
+    audit.add_argument('--quiet', action='store_true',
+                       help=output.QUIET_HELP)
     audit.set_defaults(action_fn=placement_audit.audit)
 
     sync = groups.add_parser(
         'sync_aggregates',
         help='Mirror host aggregate membership into placement.')
     sync.add_argument('--verbose', action='store_true')
+    sync.add_argument('--quiet', action='store_true',
+                      help=output.QUIET_HELP)
     sync.set_defaults(action_fn=placement_audit.sync_aggregates)

@@ -88,9 +88,10 @@ def audit(conf):
     for provider in providers:
         say('Processing allocations for Resource Provider %s (%s)'
             % (provider.get('name'), provider['uuid']))
-    progress = output.Progress('providers read')
-    _roots, by_consumer = allocation_audit.provider_allocations(
-        placement, ctxt, providers, progress=progress.step)
+    with output.progress(args, 'audit: providers read',
+                         len(providers)) as progress:
+        _roots, by_consumer = allocation_audit.provider_allocations(
+            placement, ctxt, providers, progress=progress.step)
     orphans, instances, _nodes = allocation_audit.find_orphans(
         ctxt, cell_access, by_consumer)
     stuck = report_stuck(ctxt, cell_access, instances, by_consumer,
@@ -253,7 +254,8 @@ def sync_aggregates(conf):
         host_cells = boot_records.get_host_mappings(ctxt, hosts,
                                                     database=api)
     missing = {3: [], 4: [], 5: [], 6: []}
-    progress = output.Progress('sync_aggregates hosts')
+    progress = output.progress(args, 'sync_aggregates hosts',
+                               sum(len(a['hosts']) for a in aggregates))
     for agg in aggregates:
         say('Processing aggregate: %s (uuid: %s)' % (agg['name'],
                                                      agg['uuid']))
@@ -277,6 +279,7 @@ def sync_aggregates(conf):
                 else:
                     say('Resource provider %s of host %s is in aggregate '
                         '%s.' % (node['uuid'], host, agg['uuid']))
+    progress.finish()
     _print_missing(missing)
     for code in (3, 4, 5, 6):
         if missing[code]:

@@ -65,7 +65,7 @@ class _Healer(object):
         self.processed = 0
         self.failed = False
         self.say = print if args.verbose else (lambda _m: None)
-        self.progress = output.Progress('heal_allocations')
+        self.progress = output.progress(args, 'heal_allocations')
         self.ctxt = context.get_admin_context()
 
     def heal_cell(self, cell_access, cell, instances):
@@ -76,6 +76,8 @@ class _Healer(object):
         nodes = {(n['host'], n['hypervisor_hostname']): n['uuid']
                  for n in compute_records.list_compute_nodes(self.ctxt,
                                                              database)}
+        instances = list(instances)
+        self.progress.expect(len(instances))
         for instance in instances:
             self.heal(instance, nodes)
             self.progress.step()
@@ -170,8 +172,10 @@ def heal_allocations(conf):
     healer = _Healer(conf, args, _placement(conf))
     prefix = '[dry-run] ' if args.dry_run else ''
     try:
-        for cell, instances in _targets(healer.ctxt, cell_access, args):
-            healer.heal_cell(cell_access, cell, instances)
+        with healer.progress:
+            for cell, instances in _targets(healer.ctxt, cell_access,
+                                            args):
+                healer.heal_cell(cell_access, cell, instances)
     except _Stop as stop:
         if stop.code == 1:
             print('%sMax count reached. Processed %d instances.'

@@ -16,6 +16,7 @@ import os
 import sys
 
 from common import config
+from common import preflight
 from common import service
 from services.scheduler import manager
 from services.scheduler import rpcapi
@@ -23,7 +24,7 @@ from services.scheduler import rpcapi
 
 def main(argv=None):
     """Console-script entry point; returns the exit status."""
-    conf = config.parse_args(argv)
+    conf = preflight.start('berth-scheduler', argv)
     config.setup_logging('berth-scheduler')
     # NOTE: built before forking so that a bad filter name or an
     # unreachable database stops the command at once, with its reason.

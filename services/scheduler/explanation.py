@@ -31,6 +31,9 @@ class Explanation(object):
         self.filters = []
         self.rejections = {}
         self.weighed = []
+        # How many hosts share the best weight (the first is chosen at
+        # random among them; see placing.candidates_in_order).
+        self.tied_best = 0
         self.selected = []
         self.notes = []
         # NOTE: the hints no enabled filter reads (see hints.unread) and,
@@ -72,6 +75,8 @@ class Explanation(object):
                          'weighers': {k: round(v, 6)
                                       for k, v in w.contributions.items()}}
                         for w in weighed_hosts[:top]]
+        self.tied_best = sum(1 for w in weighed_hosts
+                             if weighed_hosts[0].weight == w.weight)
 
     def add_pick(self, index, draw, claimed):
         """Record how instance ``index``'s host was drawn, when it was a
@@ -132,7 +137,8 @@ class Explanation(object):
                 'placement_answer_shared': self.placement_answer_shared,
                 'candidates': self.candidates, 'hosts': self.hosts,
                 'filters': self.filters, 'rejections': self.rejections,
-                'weighed': self.weighed, 'selected': self.selected,
+                'weighed': self.weighed, 'tied_best': self.tied_best,
+                'selected': self.selected,
                 'notes': self.notes,
                 'ignored_hints': self.ignored_hints, 'picks': self.picks,
                 'timings_ms': {k: round(v, 3) for k, v in

@@ -338,3 +338,13 @@ def test_stop_server_reaches_the_listener_and_its_executor():
         assert name in names, (
             'oslo.messaging AMQPListener no longer keeps %s; update %s'
             % (name, seam))
+
+
+def test_listener_poll_cap():
+    seam = 'common/rpc.py:_cap_listener_poll'
+    _require(amqpdriver, 'ACK_REQUEUE_EVERY_SECONDS_MAX', MESSAGING, seam)
+    # NOTE: poll is wrapped (without functools.wraps) by a batch helper.
+    source = inspect.getsource(amqpdriver.AMQPListener)
+    assert 'ACK_REQUEUE_EVERY_SECONDS_MAX' in source, (
+        'oslo.messaging AMQPListener no longer reads '
+        'ACK_REQUEUE_EVERY_SECONDS_MAX; update %s' % seam)

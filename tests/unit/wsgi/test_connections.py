@@ -276,6 +276,7 @@ def test_main_serves_with_the_group_limits(monkeypatch):
 
     from common.conf import api as api_conf
     from common import config
+    from common import preflight
 
     def parse_args(args, cli_opts=()):
         conf = cfg.ConfigOpts()
@@ -289,6 +290,8 @@ def test_main_serves_with_the_group_limits(monkeypatch):
     served = []
     monkeypatch.setattr(config, 'parse_args', parse_args)
     monkeypatch.setattr(config, 'setup_logging', lambda name: None)
+    # NOTE: a bare ConfigOpts has no database or transport options.
+    monkeypatch.setattr(preflight, 'check', lambda conf, binary: None)
     monkeypatch.setattr(server, 'serve',
                         lambda srv, name: served.append(srv) or 0)
     assert server.main('berth-api', 'api', lambda conf: _app, []) == 0
