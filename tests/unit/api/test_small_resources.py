@@ -1,0 +1,288 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The small and legacy resources: quota classes, ips, server password,
+topology, the network proxies, the usage audit log, os-hosts, the
+/images proxy and /extensions.
+"""
+
+import json
+
+from common.db import cell_tables
+from common.db import instance_records
+from services.api import cell_hosts
+from services.api.handlers import network_proxies
+from tests.unit.api import helpers
+from tests.unit.api.helpers import V
+
+MEMBER = {'token': 'alice:projA'}
+
+
+def _cell_db(world):
+    return cell_hosts.database(
+        [c for c in cell_hosts.all_cells(world.admin_context())
+         if c.name == 'cell1'][0])
+
+
+# os-quota-class-sets
+
+def test_quota_class_default_shapes_by_version(world):
+    url = V + '/os-quota-class-sets/default'
+    status, body, _r = world.client.get(url, version='2.1')
+    assert status == 200
+    qcs = body['quota_class_set']
+    assert qcs['id'] == 'default'
+    assert qcs['floating_ips'] == 10 and qcs['injected_files'] == 5
+    assert 'server_groups' not in qcs
+    qcs = world.client.get(url, version='2.50')[1]['quota_class_set']
+    assert 'floating_ips' not in qcs and qcs['injected_files'] == 5
+    assert 'server_groups' in qcs
+    qcs = world.client.get(url, version='2.57')[1]['quota_class_set']
+    assert 'injected_files' not in qcs
+    assert set(qcs) == {'id', 'instances', 'cores', 'ram',
+                        'metadata_items', 'key_pairs', 'server_groups',
+                        'server_group_members'}
+
+
+def test_quota_class_default_overrides_every_projects_default(world):
+    status, body, _r = world.client.put(
+        V + '/os-quota-class-sets/default',
+        {'quota_class_set': {'instances': 1, 'cores': '7'}})
+    assert status == 200, body
+    assert 'id' not in body['quota_class_set']
+    assert body['quota_class_set']['instances'] == 1
+    assert body['quota_class_set']['cores'] == 7
+    defaults = world.client.get(V + '/os-quota-sets/projA/defaults')[1]
+    assert defaults['quota_set']['instances'] == 1
+    shown = world.client.get(V + '/os-quota-sets/projA')[1]['quota_set']
+    assert shown['cores'] == 7
+    limits = world.client.get(V + '/limits', **MEMBER)[1]
+    assert limits['limits']['absolute']['maxTotalInstances'] == 1
+    # A project's own limit still wins over the class.
+    world.client.put(V + '/os-quota-sets/projB',
+                     {'quota_set': {'instances': 3}})
+    assert world.client.get(V + '/os-quota-sets/projB')[1][
+        'quota_set']['instances'] == 3
+    # Enforced at boot.
+    world.add_host('node0')
+    flavor = helpers.make_flavor(world.client)
+    image = helpers.make_image(world.client, visibility='public')
+    assert helpers.boot(world.client, flavor, image,
+                        token='alice:projA')[0] == 202
+    status, body = helpers.boot(world.client, flavor, image,
+                                token='alice:projA')
+    assert status == 403 and 'instances' in body['forbidden']['message']
+
+
+def test_quota_class_bad_input_changes_nothing(world):
+    url = V + '/os-quota-class-sets/default'
+    for version, body in (
+            ('2.79', {'quota_class_set': {'floating_ips': 3}}),
+            ('2.57', {'quota_class_set': {'injected_files': 3}}),
+            ('2.1', {'quota_class_set': {'server_groups': 3}}),
+            ('2.79', {'quota_class_set': {'cores': -2}}),
+            ('2.79', {'quota_class_set': {'cores': 'many'}}),
+            ('2.79', {'cores': 3})):
+        status, data, _r = world.client.put(url, body, version=version)
+        assert status == 400, (version, body, data)
+    # Older bodies may name the retired resources: accepted, not stored.
+    status, data, _r = world.client.put(
+        url, {'quota_class_set': {'floating_ips': 3, 'ram': 1024}},
+        version='2.1')
+    assert status == 200
+    assert data['quota_class_set']['floating_ips'] == 10
+    assert data['quota_class_set']['ram'] == 1024
+    assert world.client.put(url, {'quota_class_set': {'cores': 1}},
+                            **MEMBER)[0] == 403
+    assert world.client.get(url, **MEMBER)[0] == 403
+
+
+# ips, password, topology
+
+def test_ips_are_empty_and_every_label_unknown(world):
+    uuid = world.add_instance('cell1', host='node0', project_id='projA')
+    status, body, _r = world.client.get(V + '/servers/%s/ips' % uuid,
+                                        **MEMBER)
+    assert (status, body) == (200, {'addresses': {}})
+    status, body, _r = world.client.get(
+        V + '/servers/%s/ips/private' % uuid, **MEMBER)
+    assert status == 404
+    assert body['itemNotFound']['message'] == (
+        'Instance is not a member of specified network')
+    assert world.client.get(V + '/servers/%s/ips' % uuid,
+                            token='bob:projB')[0] == 404
+
+
+def test_server_password_show_and_clear(world):
+    uuid = world.add_instance('cell1', host='node0', project_id='projA')
+    url = V + '/servers/%s/os-server-password' % uuid
+    assert world.client.get(url, **MEMBER)[1] == {'password': ''}
+    secret = 'x' * 300 + 'y'
+    meta = {'password_0': secret[:255], 'password_1': secret[255:],
+            'other': 'kept'}
+    instance_records.update_instance(world.admin_context(), _cell_db(world),
+                                     uuid, {'system_metadata': meta})
+    assert world.client.get(url, **MEMBER)[1] == {'password': secret}
+    assert world.client.delete(url, token='rita:projA',
+                               headers={'X-Roles': 'reader'})[0] == 403
+    assert world.client.delete(url, **MEMBER)[0] == 204
+    assert world.client.get(url, **MEMBER)[1] == {'password': ''}
+    instance = instance_records.get_instance(world.admin_context(),
+                                             _cell_db(world), uuid)
+    assert instance.system_metadata['other'] == 'kept'
+
+
+def test_topology(world):
+    plain = world.add_instance('cell1', host='node0', project_id='projA')
+    url = V + '/servers/%s/topology'
+    assert world.client.get(url % plain, **MEMBER)[1] == {
+        'nodes': [], 'pagesize_kb': None}
+    assert world.client.get(url % plain, version='2.77')[0] == 404
+    topology = {'cells': [
+        {'id': 1, 'cpuset': [], 'pcpuset': [0, 1], 'memory': 1024,
+         'pagesize': 4, 'cpu_pinning': {'0': 10, '1': 11}}]}
+    pinned = world.add_instance('cell1', host='node0', project_id='projA',
+                                numa_topology=json.dumps(topology))
+    body = world.client.get(url % pinned, **MEMBER)[1]
+    assert body == {'nodes': [{'memory_mb': 1024, 'siblings': [],
+                               'vcpu_set': [0, 1]}], 'pagesize_kb': 4}
+    node = world.client.get(url % pinned)[1]['nodes'][0]
+    assert node['host_node'] == 1
+    assert node['cpu_pinning'] == {'0': 10, '1': 11}
+
+
+# network proxies
+
+def test_network_proxies_below_2_36(world):
+    for path, key in (('/os-networks', 'networks'),
+                      ('/os-tenant-networks', 'networks'),
+                      ('/os-floating-ips', 'floating_ips')):
+        status, body, _r = world.client.get(V + path, version='2.35',
+                                            **MEMBER)
+        assert (status, body) == (200, {key: []}), path
+        assert world.client.get(V + path, version='2.36')[0] == 404
+    groups = world.client.get(V + '/os-security-groups', version='2.1',
+                              **MEMBER)[1]['security_groups']
+    assert groups == [network_proxies.default_group('projA')]
+    assert groups[0]['name'] == 'default' and groups[0]['rules'] == []
+    status, body, _r = world.client.post(
+        V + '/os-security-groups',
+        {'security_group': {'name': 'web', 'description': ''}},
+        version='2.1', **MEMBER)
+    assert status == 400
+    assert 'no network service' in body['badRequest']['message']
+    assert world.client.post(V + '/os-security-groups', {},
+                             version='2.36')[0] == 404
+    uuid = world.add_instance('cell1', host='node0', project_id='projA')
+    body = world.client.get(V + '/servers/%s/os-security-groups' % uuid,
+                            version='2.1', **MEMBER)[1]
+    assert [g['name'] for g in body['security_groups']] == ['default']
+
+
+# usage audit log
+
+def test_usage_audit_log(world):
+    world.add_host('node1')
+    world.add_host('node2')
+    status, body, _r = world.client.get(
+        V + '/os-instance_usage_audit_log/2026-03-15%2010:00:00')
+    assert status == 200
+    log = body['instance_usage_audit_log']
+    assert log['period_beginning'] == '2026-02-01 00:00:00'
+    assert log['period_ending'] == '2026-03-01 00:00:00'
+    assert log['hosts_not_run'] == ['node1', 'node2']
+    assert log['num_hosts'] == 2 and log['num_hosts_done'] == 0
+    assert log['overall_status'] == '0 of 2 hosts done. 0 errors.'
+    log = world.client.get(
+        V + '/os-instance_usage_audit_log/2026-01-05%2010:00:00.123')[1][
+        'instance_usage_audit_log']
+    assert log['period_beginning'] == '2025-12-01 00:00:00'
+    listed = world.client.get(V + '/os-instance_usage_audit_log')[1]
+    assert listed['instance_usage_audit_logs']['num_hosts_not_run'] == 2
+    status, body, _r = world.client.get(
+        V + '/os-instance_usage_audit_log/yesterday')
+    assert status == 400
+    assert body['badRequest']['message'] == (
+        'Invalid timestamp for date yesterday')
+
+
+# os-hosts
+
+def test_os_hosts(world):
+    world.add_host('node1')
+    world.add_service('ctl', 'berth-conductor')
+    world.add_instance('cell1', host='node1', project_id='projA')
+    hosts = world.client.get(V + '/os-hosts', version='2.42')[1]['hosts']
+    assert {(h['host_name'], h['service'], h['zone']) for h in hosts} == {
+        ('node1', 'compute', 'nova'), ('ctl', 'conductor', 'internal')}
+    only = world.client.get(V + '/os-hosts?zone=internal',
+                            version='2.42')[1]['hosts']
+    assert [h['host_name'] for h in only] == ['ctl']
+    assert world.client.get(V + '/os-hosts', version='2.43')[0] == 404
+    resources = world.client.get(V + '/os-hosts/node1', version='2.1')[1][
+        'host']
+    by_project = {r['resource']['project']: r['resource']
+                  for r in resources}
+    assert by_project['(total)']['cpu'] == 16
+    assert by_project['(used_max)']['memory_mb'] == 512
+    assert by_project['projA']['cpu'] == 1
+    assert world.client.get(V + '/os-hosts/nowhere',
+                            version='2.1')[0] == 404
+    status, body, _r = world.client.put(V + '/os-hosts/node1',
+                                        {'status': 'disable'},
+                                        version='2.1')
+    assert (status, body) == (200, {'host': 'node1', 'status': 'disabled'})
+    [service] = world.rows('cell1', cell_tables.services, host='node1')
+    assert service['disabled']
+    status, body, _r = world.client.put(
+        V + '/os-hosts/node1', {'maintenance_mode': 'enable'},
+        version='2.1')
+    assert status == 501
+    assert world.client.put(V + '/os-hosts/node1', {'status': 'maybe'},
+                            version='2.1')[0] == 400
+    assert world.client.put(V + '/os-hosts/node1', {},
+                            version='2.1')[0] == 400
+    status, body, _r = world.client.get(V + '/os-hosts/node1/reboot',
+                                        version='2.1')
+    assert status == 501
+    assert 'power management' in body['notImplemented']['message']
+    assert world.client.get(V + '/os-hosts/nowhere/reboot',
+                            version='2.1')[0] == 404
+
+
+# /images proxy
+
+def test_images_proxy(world):
+    image = helpers.make_image(world.client, name='cirros',
+                               visibility='public', os_distro='cirros')
+    images = world.client.get(V + '/images', version='2.35')[1]['images']
+    assert [i['id'] for i in images] == [image]
+    assert world.client.get(V + '/images', version='2.36')[0] == 404
+    detail = world.client.get(V + '/images/%s' % image,
+                              version='2.1')[1]['image']
+    assert detail['status'] == 'ACTIVE' and detail['progress'] == 100
+    assert detail['metadata'] == {'os_distro': 'cirros'}
+    assert detail['minRam'] == 0
+    assert world.client.get(V + '/images/detail?status=SAVING',
+                            version='2.1')[1] == {'images': []}
+    meta = world.client.get(V + '/images/%s/metadata/os_distro' % image,
+                            version='2.1')[1]
+    assert meta == {'meta': {'os_distro': 'cirros'}}
+    assert world.client.get(V + '/images/%s/metadata/nope' % image,
+                            version='2.1')[0] == 404
+    assert world.client.delete(V + '/images/%s' % image,
+                               version='2.1')[0] == 204
+    assert world.client.get(V + '/images/%s' % image,
+                            version='2.1')[0] == 404
+
+
+# /extensions
+
+def test_extensions(world):
+    body = world.client.get(V + '/extensions', **MEMBER)[1]
+    aliases = [e['alias'] for e in body['extensions']]
+    assert 'os-quota-class-sets' in aliases and 'servers' in aliases
+    assert 'os-floating-ips' not in aliases
+    one = world.client.get(V + '/extensions/os-hosts')[1]['extension']
+    assert one['name'] == 'Hosts' and one['links'] == []
+    assert world.client.get(V + '/extensions/os-floating-ips')[0] == 404
