@@ -16,6 +16,7 @@ from services.api import errors
 from services.api.handlers import aggregates
 from services.api.handlers import availability_zones
 from services.api.handlers import extensions
+from services.api.handlers import external_events
 from services.api.handlers import flavor_access
 from services.api.handlers import flavor_extra_specs
 from services.api.handlers import flavors
@@ -203,6 +204,9 @@ ROUTE_DECLARATIONS.update({
     '/images/{image_id}/metadata': {'GET': image_proxy.list_metadata},
     '/images/{image_id}/metadata/{meta_key}': {
         'GET': image_proxy.show_metadata,
+    },
+    '/os-server-external-events': {
+        'POST': external_events.create_events,
     },
     '/extensions': {'GET': extensions.list_extensions},
     '/extensions/{alias}': {'GET': extensions.show_extension},

@@ -282,6 +282,9 @@ _OPERATIONS += [
      [('GET', '/os-hosts/{host}/shutdown')]),
     ('os_compute_api:os-hosts:start', ADMIN, 'Start a host (501).',
      [('GET', '/os-hosts/{host}/startup')]),
+    ('os_compute_api:os-server-external-events:create', ADMIN,
+     'Send events about servers (network, volume, power changes).',
+     [('POST', '/os-server-external-events')]),
     ('os_compute_api:extensions', ANY, 'List the API extensions.',
      [('GET', '/extensions'), ('GET', '/extensions/{alias}')]),
 ]

@@ -184,6 +184,7 @@ TABLE = [
     _row('GET', '/images/{image_id}/metadata', OWNER_READ, _OLD),
     _row('GET', '/images/{image_id}/metadata/{meta_key}', OWNER_READ,
          _OLD),
+    _row('POST', '/os-server-external-events', ADMIN_ONLY, 'event'),
     _row('GET', '/extensions', ALL_200),
     _row('GET', '/extensions/{alias}', ALL_200),
     # the built-in image catalog
@@ -351,6 +352,11 @@ class Fixtures(object):
             return {'server': {'name': 'vm', 'flavorRef': self.public_flavor,
                                'imageRef': self.public_image,
                                'networks': 'none'}}, None, {}
+        if row.body == 'event':
+            uuid = self.world.add_instance('cell1', host='node0',
+                                           project_id='projA')
+            return {'events': [{'name': 'network-changed',
+                                'server_uuid': uuid}]}, None, {}
         if row.body == 'add_host':
             host, _node = self._host()
             return {'add_host': {'host': host}}, None, {}

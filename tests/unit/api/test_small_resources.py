@@ -286,3 +286,95 @@ def test_extensions(world):
     one = world.client.get(V + '/extensions/os-hosts')[1]['extension']
     assert one['name'] == 'Hosts' and one['links'] == []
     assert world.client.get(V + '/extensions/os-floating-ips')[0] == 404
+
+
+# os-server-external-events
+
+def _events(world, *events, version='2.79', **kw):
+    return world.client.post(V + '/os-server-external-events',
+                             {'events': list(events)}, version=version, **kw)
+
+
+def test_external_events_codes(world):
+    on_host = world.add_instance('cell1', host='node0', project_id='projA')
+    unplaced = world.add_instance('cell0', project_id='projA')
+    missing = '8c1b7a52-0f59-4a2c-9a4d-2f8b3f1f0d77'
+    status, body, _r = _events(
+        world, {'name': 'network-vif-plugged', 'server_uuid': on_host,
+                'tag': 'port-1'},
+        {'name': 'network-changed', 'server_uuid': unplaced},
+        {'name': 'network-changed', 'server_uuid': missing})
+    assert status == 207
+    codes = [(e['code'], e['status']) for e in body['events']]
+    assert codes == [(200, 'completed'), (422, 'failed'), (404, 'failed')]
+    assert body['events'][0]['tag'] == 'port-1'
+    status, body, _r = _events(
+        world, {'name': 'network-changed', 'server_uuid': on_host,
+                'status': 'in-progress'})
+    assert status == 200
+    assert body['events'][0]['status'] == 'in-progress'
+    status, body, _r = _events(
+        world, {'name': 'network-changed', 'server_uuid': missing},
+        {'name': 'network-changed', 'server_uuid': unplaced})
+    assert status == 404
+    assert world.client.post(V + '/os-server-external-events', {
+        'events': [{'name': 'network-changed',
+                    'server_uuid': on_host}]}, **MEMBER)[0] == 403
+
+
+def test_external_event_names_by_version(world):
+    uuid = world.add_instance('cell1', host='node0', project_id='projA')
+    for name, first, before in (('volume-extended', '2.51', '2.50'),
+                                ('power-update', '2.76', '2.75')):
+        event = {'name': name, 'server_uuid': uuid, 'tag': 'POWER_ON'}
+        assert _events(world, event, version=before)[0] == 400
+        assert _events(world, event, version=first)[0] == 200
+    for bad in ({'name': 'reboot', 'server_uuid': uuid},
+                {'name': 'network-changed', 'server_uuid': 'nope'},
+                {'name': 'network-changed'},
+                {'name': 'network-changed', 'server_uuid': uuid,
+                 'status': 'done'},
+                {'name': 'network-changed', 'server_uuid': uuid,
+                 'extra': 1}):
+        assert _events(world, bad)[0] == 400, bad
+    assert world.client.post(V + '/os-server-external-events',
+                             {'events': []})[0] == 400
+
+
+def test_power_update_event(world):
+    uuid = world.add_instance('cell1', host='node0', project_id='projA',
+                              power_state=1)
+    busy = world.add_instance('cell1', host='node0', project_id='projA',
+                              task_state='rebooting')
+
+    def state(server):
+        instance = instance_records.get_instance(world.admin_context(),
+                                                 _cell_db(world), server)
+        return instance.vm_state, instance.power_state
+
+    status, body, _r = _events(world, {'name': 'power-update',
+                                       'server_uuid': uuid,
+                                       'tag': 'POWER_OFF'})
+    assert status == 200, body
+    assert state(uuid) == ('stopped', 4)
+    actions = instance_records.list_actions(world.admin_context(),
+                                            _cell_db(world), uuid)
+    assert [a['action'] for a in actions] == ['power_update']
+    # Already off: nothing changes.
+    assert _events(world, {'name': 'power-update', 'server_uuid': uuid,
+                           'tag': 'POWER_OFF'})[0] == 200
+    assert len(instance_records.list_actions(
+        world.admin_context(), _cell_db(world), uuid)) == 1
+    _events(world, {'name': 'power-update', 'server_uuid': uuid,
+                    'tag': 'POWER_ON'})
+    assert state(uuid) == ('active', 1)
+    _events(world, {'name': 'power-update', 'server_uuid': busy,
+                    'tag': 'POWER_OFF'})
+    assert state(busy)[0] == 'active'
+    # A bad tag refuses the whole request.
+    status, body, _r = _events(
+        world, {'name': 'power-update', 'server_uuid': uuid,
+                'tag': 'POWER_OFF'},
+        {'name': 'power-update', 'server_uuid': uuid, 'tag': 'OFF'})
+    assert status == 400
+    assert state(uuid) == ('active', 1)
