@@ -32,6 +32,7 @@ from services.api.handlers import quota_classes
 from services.api.handlers import quota_sets
 from services.api.handlers import root
 from services.api.handlers import server_actions
+from services.api.handlers import server_diagnostics
 from services.api.handlers import server_extras
 from services.api.handlers import server_groups
 from services.api.handlers import servers
@@ -154,6 +155,9 @@ ROUTE_DECLARATIONS.update({
         'DELETE': server_extras.clear_password,
     },
     '/servers/{server_id}/topology': {'GET': server_extras.show_topology},
+    '/servers/{server_id}/diagnostics': {
+        'GET': server_diagnostics.show_diagnostics,
+    },
     '/servers/{server_id}/os-security-groups': {
         'GET': network_proxies.list_server_security_groups,
     },

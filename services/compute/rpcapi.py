@@ -8,6 +8,8 @@ import oslo_messaging as messaging
 from common import rpc
 
 RPC_TOPIC = 'compute'
+# Seconds the API waits for a compute agent's diagnostics.
+DIAGNOSTICS_TIMEOUT = 30
 # Release name -> the newest version that release's computes understand.
 VERSION_ALIASES = {}
 
@@ -33,7 +35,8 @@ class ComputeAPI(object):
 
     API version history:
 
-    * 1.0 - Initial version: build_and_run_instance, terminate_instance.
+    * 1.0 - Initial version: build_and_run_instance, terminate_instance,
+      get_diagnostics.
     """
 
     def __init__(self):
@@ -72,3 +75,16 @@ class ComputeAPI(object):
         """
         self._prepare(host).cast(ctxt, 'terminate_instance',
                                  instance_uuid=instance_uuid, host=host)
+
+    def get_diagnostics(self, ctxt, host, instance_uuid):
+        """The diagnostics of a guest on ``host`` (a call, at most
+        DIAGNOSTICS_TIMEOUT seconds).
+
+        :returns: ``{'diagnostics': dict}`` (Nova's 2.48 shape), or
+            ``{'error': 'not-found' | 'not-implemented'}``.
+        :raises oslo_messaging.MessagingTimeout: the agent did not answer.
+        """
+        cctxt = self.client.prepare(server=host, version='1.0',
+                                    timeout=DIAGNOSTICS_TIMEOUT)
+        return cctxt.call(ctxt, 'get_diagnostics',
+                          instance_uuid=instance_uuid, host=host)

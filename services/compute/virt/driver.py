@@ -16,12 +16,19 @@ import typing
 
 from common import exception
 from common.numa import topology
+from services.compute.virt import diagnostics
 
 
 class InstanceSpawnError(exception.BerthException):
     """The driver could not create the guest; the build is rescheduled."""
 
     msg_fmt = 'Spawning instance %(uuid)s failed: %(reason)s'
+
+
+class GuestNotFound(exception.BerthException):
+    """No guest of that instance on the host."""
+
+    msg_fmt = 'Instance %(uuid)s has no guest on host %(host)s.'
 
 
 class DriverNotFound(exception.ConfigurationError):
@@ -119,6 +126,18 @@ class ComputeDriver(object, metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def list_guests(self, host):
         """{instance uuid: :class:`Guest`} of the guests on ``host``."""
+
+    def get_diagnostics(self, host, instance_uuid):
+        """A guest's diagnostics in Nova's standard (2.48) shape (see
+        :mod:`services.compute.virt.diagnostics`).
+
+        :raises GuestNotFound: no guest of ``instance_uuid`` on ``host``.
+        """
+        guest = self.list_guests(host).get(instance_uuid)
+        if guest is None:
+            raise GuestNotFound(uuid=instance_uuid, host=host)
+        name = type(self).__name__.replace('Driver', '').lower()
+        return diagnostics.from_guest(guest, name, name)
 
     def init_host(self, host):
         """Prepare ``host`` before the agent serves it (nothing by default).

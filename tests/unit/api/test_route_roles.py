@@ -149,6 +149,9 @@ TABLE = [
     _row('DELETE', '/servers/{server_id}/os-server-password',
          _owner_write(204)),
     _row('GET', '/servers/{server_id}/topology', OWNER_READ),
+    # NOTE: allowed, then 409: the fixture's server has no power state.
+    _row('GET', '/servers/{server_id}/diagnostics',
+         _statuses(409, 403, 403, 404)),
     _row('GET', '/servers/{server_id}/os-security-groups', OWNER_READ,
          _OLD),
     _row('GET', '/os-security-groups', ALL_200, _OLD),

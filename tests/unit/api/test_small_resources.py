@@ -7,6 +7,7 @@ topology, the network proxies, the usage audit log, os-hosts, the
 """
 
 import json
+import types
 
 from common.db import cell_tables
 from common.db import instance_records
@@ -378,3 +379,44 @@ def test_power_update_event(world):
         {'name': 'power-update', 'server_uuid': uuid, 'tag': 'OFF'})
     assert status == 400
     assert state(uuid) == ('active', 1)
+
+
+# diagnostics
+
+def test_diagnostics(world, monkeypatch):
+    from services.compute.virt import diagnostics
+    guest = types.SimpleNamespace(allocations={'rp': {
+        'VCPU': 2, 'MEMORY_MB': 256, 'DISK_GB': 1}})
+    answers = {}
+
+    def get_diagnostics(ctxt, host, instance_uuid):
+        answers['asked'] = (host, instance_uuid)
+        return answers.get('answer') or {
+            'diagnostics': diagnostics.from_guest(guest, 'fake', 'fake')}
+
+    monkeypatch.setattr(world.compute, 'get_diagnostics', get_diagnostics,
+                        raising=False)
+    uuid = world.add_instance('cell1', host='node0', project_id='projA',
+                              power_state=1)
+    url = V + '/servers/%s/diagnostics' % uuid
+    status, body, _r = world.client.get(url, version='2.48')
+    assert status == 200, body
+    assert answers['asked'] == ('node0', uuid)
+    assert body['num_cpus'] == 2 and body['driver'] == 'fake'
+    assert body['memory_details']['maximum'] == 256
+    body = world.client.get(url, version='2.47')[1]
+    assert body['memory'] == 256 * 1024 and 'cpu1_time' in body
+    assert 'vda_read' in body and 'num_cpus' not in body
+    assert world.client.get(url, **MEMBER)[0] == 403
+    answers['answer'] = {'error': 'not-implemented'}
+    assert world.client.get(url)[0] == 501
+    off = world.add_instance('cell1', host='node0', project_id='projA',
+                             power_state=4)
+    status, body, _r = world.client.get(V + '/servers/%s/diagnostics'
+                                        % off)
+    assert status == 409
+    assert 'power state shutdown' in body['conflictingRequest']['message']
+    unplaced = world.add_instance('cell0', project_id='projA',
+                                  power_state=1)
+    assert world.client.get(V + '/servers/%s/diagnostics'
+                            % unplaced)[0] == 409
