@@ -17,6 +17,7 @@ from common.db import boot_records
 from common.db import instance_records
 from common import exception
 from services.api import cell_hosts
+from services.api import down_cells
 from services.api import errors
 
 
@@ -39,6 +40,7 @@ def find(ctxt, uuid):
     """(Instance, CellMapping or None for a build request) of a server.
 
     :raises errors.NotFound: no such (live) server.
+    :raises down_cells.CellDown: its cell database does not answer.
     """
     mapping = boot_records.get_instance_mapping(ctxt, uuid)
     if mapping is None:
@@ -60,6 +62,11 @@ def find(ctxt, uuid):
             ctxt, cell_hosts.database(cell), uuid)
     except exception.InstanceNotFound:
         raise _not_found(uuid)
+    except Exception as exc:
+        if not down_cells.is_down(exc):
+            raise
+        down_cells.log_down(cell, exc)
+        raise down_cells.CellDown(uuid, cell, mapping)
     instance.cell_uuid = cell.uuid
     return instance, cell
 
@@ -97,8 +104,21 @@ def _matches(instance, filters):
     return True
 
 
+def _cell_instances(ctxt, cell, project_id, host, down):
+    try:
+        return instance_records.list_instances(
+            ctxt, cell_hosts.database(cell), project_id=project_id,
+            host=host)
+    except Exception as exc:
+        if not down_cells.is_down(exc):
+            raise
+        down_cells.log_down(cell, exc)
+        down.append(cell)
+        return []
+
+
 def list_servers(ctxt, project_id=None, host=None, filters=None,
-                 limit=None, marker=None):
+                 limit=None, marker=None, down=None):
     """[(Instance, CellMapping or None)], newest first.
 
     :param project_id: one project's servers, or None for all.
@@ -106,14 +126,16 @@ def list_servers(ctxt, project_id=None, host=None, filters=None,
     :param filters: name (a regular expression), status,
         availability_zone, reservation_id, node, image, flavor.
     :param marker: the uuid after which the page starts.
+    :param down: a list to which the cells whose database does not answer
+        are added (their servers are left out).
     :raises errors.BadRequest: an unknown marker.
     """
     filters = filters or {}
     found = {}
+    down = [] if down is None else down
     for cell in cell_hosts.all_cells(ctxt):
-        for instance in instance_records.list_instances(
-                ctxt, cell_hosts.database(cell), project_id=project_id,
-                host=host):
+        for instance in _cell_instances(ctxt, cell, project_id, host,
+                                        down):
             instance.cell_uuid = cell.uuid
             found[instance.uuid] = (instance, cell)
     if host is None:

@@ -16,6 +16,7 @@ from common.db import instance_records
 from services.api import boot
 from services.api import cell_hosts
 from services.api import deletion
+from services.api import down_cells
 from services.api import errors
 from services.api import policies
 from services.api.records import aggregates as agg_records
@@ -78,14 +79,20 @@ def _list(req, action, detail):
             req, 'os_compute_api:os-extended-server-attributes',
             fatal=False):
         host = req.GET['host']
+    down = []
     servers = server_lookup.list_servers(
         ctx, project_id=project_id, host=host, filters=filters, limit=limit,
-        marker=req.GET.get('marker'))
+        marker=req.GET.get('marker'), down=down)
     if detail:
         viewer = server_view.Viewer(req)
         bodies = [viewer.detail(i, c) for i, c in servers]
     else:
         bodies = [server_view.index_view(req, i) for i, _c in servers]
+    if down and util.at_least(req, down_cells.DOWN_CELL_VERSION):
+        # NOTE: 2.69: the servers of a cell that does not answer, as
+        # minimal records after the others (doc/api.md).
+        room = None if limit is None else max(0, limit - len(bodies))
+        bodies += down_cells.list_records(req, down, project_id)[:room]
     body = {'servers': bodies}
     if limit and len(servers) == limit:
         body['servers_links'] = [{'rel': 'next', 'href': '%s?limit=%d&'
@@ -127,12 +134,36 @@ def find_authorized(req, action):
 
 
 def show_server(req):
-    """GET /servers/{server_id}."""
-    instance, cell = find_authorized(req, 'os_compute_api:servers:show')
+    """GET /servers/{server_id}.
+
+    :raises down_cells.CellDown: (503) the server's cell does not answer
+        and the microversion is below 2.69.
+    """
+    try:
+        instance, cell = find_authorized(req, 'os_compute_api:servers:show')
+    except down_cells.CellDown as down:
+        if not util.at_least(req, down_cells.DOWN_CELL_VERSION):
+            raise
+        return _show_down(req, down)
     body = server_view.Viewer(req).detail(instance, cell)
     if util.at_least(req, SERVER_GROUPS_VERSION):
         body['server_groups'] = group_records.groups_of_instance(
             util.context(req), instance.uuid)
+    return util.json_response({'server': body})
+
+
+def _show_down(req, down):
+    """2.69: the minimal record of a server whose cell does not answer."""
+    ctx = util.context(req)
+    if not ctx.is_admin and down.mapping['project_id'] != ctx.project_id:
+        raise errors.NotFound('Instance %s could not be found.' % down.uuid)
+    policies.authorize(req, 'os_compute_api:servers:show',
+                       {'project_id': down.mapping['project_id'],
+                        'user_id': down.mapping['user_id']})
+    body = down_cells.show_record(req, down)
+    if util.at_least(req, SERVER_GROUPS_VERSION):
+        body['server_groups'] = group_records.groups_of_instance(
+            ctx, down.uuid)
     return util.json_response({'server': body})
 
 

@@ -9,7 +9,9 @@ topology, the network proxies, the usage audit log, os-hosts, the
 import json
 import types
 
+from common.db import api_tables
 from common.db import cell_tables
+from common.db import cells
 from common.db import instance_records
 from services.api import cell_hosts
 from services.api.handlers import network_proxies
@@ -420,3 +422,46 @@ def test_diagnostics(world, monkeypatch):
                                   power_state=1)
     assert world.client.get(V + '/servers/%s/diagnostics'
                             % unplaced)[0] == 409
+
+
+# 2.69: a cell whose database does not answer
+
+def _point_cell1(world, url):
+    with world.api_db.engine().begin() as conn:
+        conn.execute(api_tables.cell_mappings.update().where(
+            api_tables.cell_mappings.c.name == 'cell1').values(
+                database_connection=url))
+    cell_hosts.forget_cells()
+
+
+def test_down_cell_partial_results(world, tmp_path):
+    up = world.add_instance('cell0', project_id='projA')
+    gone = world.add_instance('cell1', host='node0', project_id='projA')
+    # NOTE: a directory: SQLite cannot open it.
+    _point_cell1(world, 'sqlite:///%s' % tmp_path)
+    # Below 2.69 the down cell's servers are left out.
+    ids = [s['id'] for s in world.client.get(
+        V + '/servers', version='2.68', **MEMBER)[1]['servers']]
+    assert ids == [up]
+    servers = world.client.get(V + '/servers/detail', version='2.69',
+                               **MEMBER)[1]['servers']
+    assert [s['id'] for s in servers] == [up, gone]
+    assert servers[1]['status'] == 'UNKNOWN'
+    assert servers[1]['tenant_id'] == 'projA'
+    assert set(servers[1]) == {'id', 'status', 'tenant_id', 'created',
+                               'links'}
+    status, body, _r = world.client.get(V + '/servers/%s' % gone,
+                                        version='2.69', **MEMBER)
+    assert status == 200, body
+    assert body['server']['status'] == 'UNKNOWN'
+    assert 'user_id' in body['server']
+    assert world.client.get(V + '/servers/%s' % gone,
+                            version='2.68')[0] == 503
+    assert world.client.get(V + '/servers/%s' % gone, version='2.69',
+                            token='bob:projB')[0] == 404
+    # Other routes get a clean 503.
+    assert world.client.get(V + '/servers/%s/ips' % gone)[0] == 503
+    _point_cell1(world, world.urls['cell1'])
+    assert world.client.get(V + '/servers/%s' % gone)[0] == 200
+    # NOTE: the unopenable database cannot even be disposed of.
+    cells.REGISTRY._by_url.pop('sqlite:///%s' % tmp_path, None)
