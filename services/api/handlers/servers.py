@@ -54,6 +54,25 @@ def _all_tenants(req):
         raise errors.BadRequest('Invalid input received: %s' % exc)
 
 
+# The server statuses Nova knows; from 2.38 filtering on another is a 400.
+KNOWN_STATUSES = frozenset((
+    'ACTIVE', 'BUILD', 'DELETED', 'ERROR', 'HARD_REBOOT', 'MIGRATING',
+    'PASSWORD', 'PAUSED', 'REBOOT', 'REBUILD', 'RESCUE', 'RESIZE',
+    'REVERT_RESIZE', 'SHELVED', 'SHELVED_OFFLOADED', 'SHUTOFF',
+    'SOFT_DELETED', 'SUSPENDED', 'UNKNOWN', 'VERIFY_RESIZE'))
+INVALID_STATUS_VERSION = (2, 38)
+
+
+def _check_status_filter(req, status):
+    """400 for an unknown ``status`` filter from 2.38 (below it such a
+    filter matches nothing, as in Nova).
+    """
+    if status is None or status.upper() in KNOWN_STATUSES:
+        return
+    if util.at_least(req, INVALID_STATUS_VERSION):
+        raise errors.BadRequest('Invalid status value')
+
+
 def _project_scope(req, action):
     """The project to list (None: all) for the caller and its query.
 
@@ -74,6 +93,7 @@ def _list(req, action, detail):
     max_limit = util.conf(req).api.max_limit
     limit = min(util.query_int(req, 'limit', max_limit), max_limit)
     filters = {k: req.GET[k] for k in _FILTERS if k in req.GET}
+    _check_status_filter(req, filters.get('status'))
     host = None
     if 'host' in req.GET and policies.authorize(
             req, 'os_compute_api:os-extended-server-attributes',

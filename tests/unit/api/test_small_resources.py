@@ -465,3 +465,16 @@ def test_down_cell_partial_results(world, tmp_path):
     assert world.client.get(V + '/servers/%s' % gone)[0] == 200
     # NOTE: the unopenable database cannot even be disposed of.
     cells.REGISTRY._by_url.pop('sqlite:///%s' % tmp_path, None)
+
+
+def test_unknown_status_filter_is_a_400_from_2_38(world):
+    world.add_instance('cell1', host='node0', project_id='projA')
+    status, body, _r = world.client.get(V + '/servers?status=FLYING',
+                                        version='2.38')
+    assert status == 400
+    assert body['badRequest']['message'] == 'Invalid status value'
+    assert world.client.get(V + '/servers?status=FLYING',
+                            version='2.37')[1] == {'servers': []}
+    assert len(world.client.get(V + '/servers/detail?status=active',
+                                version='2.38', **MEMBER)[1][
+        'servers']) == 1
