@@ -205,9 +205,15 @@ ROUTE_DECLARATIONS.update({
         'GET': image_proxy.show_image,
         'DELETE': image_proxy.delete_image,
     },
-    '/images/{image_id}/metadata': {'GET': image_proxy.list_metadata},
+    '/images/{image_id}/metadata': {
+        'GET': image_proxy.list_metadata,
+        'PUT': image_proxy.replace_metadata,
+        'POST': image_proxy.update_metadata,
+    },
     '/images/{image_id}/metadata/{meta_key}': {
         'GET': image_proxy.show_metadata,
+        'PUT': image_proxy.set_metadata_item,
+        'DELETE': image_proxy.delete_metadata_item,
     },
     '/os-server-external-events': {
         'POST': external_events.create_events,

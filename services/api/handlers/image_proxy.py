@@ -3,8 +3,8 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """The deprecated /images proxy (below 2.36; 404 from 2.36).
 
-Nova's compute API proxied these reads (and deletes) to Glance; Berth
-answers them over its built-in image catalog (:mod:`services.api.
+Nova's compute API proxied these reads, deletes and metadata writes to
+Glance; Berth answers them over its built-in image catalog (:mod:`services.api.
 handlers.images`), with the same visibility and ownership rules as the
 catalog's Glance paths. With an external Glance (``[glance]``) the proxy
 is a 501: Berth's Glance client only fetches single images for boots.
@@ -14,7 +14,9 @@ from services.api import errors
 from services.api.handlers import images as catalog
 from services.api import images as image_api
 from services.api import policies
+from services.api import quota
 from services.api.records import images as image_records
+from services.api.schemas import image_metadata as metadata_schema
 from services.api import util
 
 REMOVED_VERSION = (2, 36)
@@ -134,3 +136,64 @@ def show_metadata(req):
         raise errors.NotFound('Image %s has no metadata item %s.'
                               % (req.urlvars['image_id'], key))
     return util.json_response({'meta': {key: properties[key]}})
+
+
+def _write(req, properties):
+    """Store ``properties`` as the image's, within the metadata quota.
+
+    :raises errors.Forbidden: more items than ``metadata_items`` allows.
+    """
+    ctx = util.context(req)
+    limit = quota.limits(ctx, util.conf(req), ctx.project_id)[
+        'metadata_items']
+    if 0 <= limit < len(properties):
+        raise errors.Forbidden('Quota exceeded for metadata_items: at most '
+                               '%d metadata items.' % limit)
+    return image_records.update_image(ctx, req.urlvars['image_id'],
+                                      properties=properties)['properties']
+
+
+def replace_metadata(req):
+    """PUT /images/{image_id}/metadata: the new metadata, all of it."""
+    _image(req, 'image:modify_image')
+    data = util.extract_json(req, metadata_schema.METADATA)['metadata']
+    return util.json_response({'metadata': _write(req, dict(data))})
+
+
+def update_metadata(req):
+    """POST /images/{image_id}/metadata: merged into the metadata."""
+    image = _image(req, 'image:modify_image')
+    data = util.extract_json(req, metadata_schema.METADATA)['metadata']
+    properties = dict(image['properties'])
+    properties.update(data)
+    return util.json_response({'metadata': _write(req, properties)})
+
+
+def set_metadata_item(req):
+    """PUT /images/{image_id}/metadata/{key}: one item.
+
+    :raises errors.BadRequest: the body names another key.
+    """
+    image = _image(req, 'image:modify_image')
+    meta = util.extract_json(req, metadata_schema.META)['meta']
+    key = req.urlvars['meta_key']
+    if key not in meta:
+        raise errors.BadRequest('Request body and URI mismatch')
+    properties = dict(image['properties'])
+    properties[key] = meta[key]
+    _write(req, properties)
+    return util.json_response({'meta': {key: meta[key]}})
+
+
+def delete_metadata_item(req):
+    """DELETE /images/{image_id}/metadata/{key}: 204."""
+    image = _image(req, 'image:modify_image')
+    key = req.urlvars['meta_key']
+    properties = dict(image['properties'])
+    if key not in properties:
+        raise errors.NotFound('Image %s has no metadata item %s.'
+                              % (image['id'], key))
+    del properties[key]
+    image_records.update_image(util.context(req), image['id'],
+                               properties=properties)
+    return util.no_content(204)

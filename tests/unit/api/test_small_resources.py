@@ -478,3 +478,41 @@ def test_unknown_status_filter_is_a_400_from_2_38(world):
     assert len(world.client.get(V + '/servers/detail?status=active',
                                 version='2.38', **MEMBER)[1][
         'servers']) == 1
+
+
+def test_images_proxy_metadata_writes(world):
+    image = helpers.make_image(world.client, name='cirros',
+                               visibility='public', os_distro='cirros')
+    url = V + '/images/%s/metadata' % image
+    status, body, _r = world.client.post(
+        url, {'metadata': {'os_version': '6'}}, version='2.1')
+    assert (status, body) == (200, {'metadata': {'os_distro': 'cirros',
+                                                 'os_version': '6'}})
+    status, body, _r = world.client.put(
+        url, {'metadata': {'hw_cpu_policy': 'dedicated'}}, version='2.1')
+    assert body == {'metadata': {'hw_cpu_policy': 'dedicated'}}
+    status, body, _r = world.client.put(
+        url + '/hw_cpu_policy', {'meta': {'hw_cpu_policy': 'shared'}},
+        version='2.1')
+    assert (status, body) == (200, {'meta': {'hw_cpu_policy': 'shared'}})
+    shown = world.client.get('/image/v2/images/%s' % image)[1]
+    assert shown['hw_cpu_policy'] == 'shared' and 'os_distro' not in shown
+    for body in ({'meta': {'other': 'x'}}, {'meta': {}},
+                 {'meta': {'hw_cpu_policy': 'a', 'b': 'c'}}):
+        assert world.client.put(url + '/hw_cpu_policy', body,
+                                version='2.1')[0] == 400, body
+    for body in ({'metadata': {'name': 'renamed'}},
+                 {'metadata': {'k': 1}}, {'meta': {}}):
+        assert world.client.post(url, body, version='2.1')[0] == 400, body
+    world.client.put(V + '/os-quota-sets/admin',
+                     {'quota_set': {'metadata_items': 1}})
+    status, body, _r = world.client.post(url, {'metadata': {'a': 'b'}},
+                                         version='2.1')
+    assert status == 403
+    assert world.client.delete(url + '/hw_cpu_policy',
+                               version='2.1')[0] == 204
+    assert world.client.delete(url + '/hw_cpu_policy',
+                               version='2.1')[0] == 404
+    assert world.client.get(url, version='2.1')[1] == {'metadata': {}}
+    assert world.client.post(url, {'metadata': {'a': 'b'}},
+                             version='2.36')[0] == 404
