@@ -13,6 +13,8 @@ a 503 (Nova, without down-cell support, fails such a request too).
 """
 
 import logging
+import threading
+import time
 
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
@@ -27,6 +29,13 @@ from services.api import util
 LOG = logging.getLogger(__name__)
 
 DOWN_CELL_VERSION = (2, 69)
+# NOTE: seconds a cell found down is skipped without trying it again: a
+# connection attempt to a database that is down can take oslo.db's whole
+# retry budget ([database] max_retries x retry_interval), which one
+# request in this window pays instead of every request.
+DOWN_MEMORY = 30.0
+_DOWN = {}
+_LOCK = threading.Lock()
 _DOWN_TEXTS = ('unable to open database', "can't connect", 'could not '
                'connect', 'connection refused', 'lost connection',
                'server has gone away')
@@ -57,9 +66,30 @@ class CellDown(errors.ServiceUnavailable):
         self.mapping = mapping
 
 
-def log_down(cell, exc):
+def mark_down(cell, exc):
+    """Remember ``cell`` as down for DOWN_MEMORY seconds, and say so."""
     LOG.warning('Cell %s (%s) is not responding: %s', cell.name, cell.uuid,
                 exc)
+    with _LOCK:
+        _DOWN[cell.uuid] = time.monotonic()
+
+
+def known_down(cell):
+    """True when ``cell`` was found down less than DOWN_MEMORY ago."""
+    with _LOCK:
+        since = _DOWN.get(cell.uuid)
+        if since is None:
+            return False
+        if time.monotonic() - since < DOWN_MEMORY:
+            return True
+        del _DOWN[cell.uuid]
+        return False
+
+
+def forget():
+    """Forget every cell found down (tests)."""
+    with _LOCK:
+        _DOWN.clear()
 
 
 _IM = api_tables.instance_mappings

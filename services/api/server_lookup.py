@@ -57,6 +57,8 @@ def find(ctxt, uuid):
     cell = _cell(ctxt, mapping['cell_uuid'])
     if cell is None:
         raise _not_found(uuid)
+    if down_cells.known_down(cell):
+        raise down_cells.CellDown(uuid, cell, mapping)
     try:
         instance = instance_records.get_instance(
             ctxt, cell_hosts.database(cell), uuid)
@@ -65,7 +67,7 @@ def find(ctxt, uuid):
     except Exception as exc:
         if not down_cells.is_down(exc):
             raise
-        down_cells.log_down(cell, exc)
+        down_cells.mark_down(cell, exc)
         raise down_cells.CellDown(uuid, cell, mapping)
     instance.cell_uuid = cell.uuid
     return instance, cell
@@ -105,6 +107,9 @@ def _matches(instance, filters):
 
 
 def _cell_instances(ctxt, cell, project_id, host, down):
+    if down_cells.known_down(cell):
+        down.append(cell)
+        return []
     try:
         return instance_records.list_instances(
             ctxt, cell_hosts.database(cell), project_id=project_id,
@@ -112,7 +117,7 @@ def _cell_instances(ctxt, cell, project_id, host, down):
     except Exception as exc:
         if not down_cells.is_down(exc):
             raise
-        down_cells.log_down(cell, exc)
+        down_cells.mark_down(cell, exc)
         down.append(cell)
         return []
 
