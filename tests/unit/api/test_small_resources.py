@@ -533,3 +533,41 @@ def test_images_proxy_metadata_writes(world):
     assert world.client.get(url, version='2.1')[1] == {'metadata': {}}
     assert world.client.post(url, {'metadata': {'a': 'b'}},
                              version='2.36')[0] == 404
+
+
+# 2.58 / 2.66: instance action paging and time filters
+
+def test_instance_action_paging(world):
+    import datetime
+    uuid = world.add_instance('cell1', host='node0', project_id='projA')
+    for i in range(3):
+        when = datetime.datetime(2026, 1, 1 + i)
+        world.insert('cell1', cell_tables.instance_actions,
+                     action='a%d' % i, instance_uuid=uuid,
+                     request_id='req-%d' % i, user_id='u',
+                     project_id='projA', start_time=when, deleted=0,
+                     created_at=when, updated_at=when)
+    url = V + '/servers/%s/os-instance-actions' % uuid
+    body = world.client.get(url + '?limit=2')[1]
+    assert [a['request_id'] for a in body['instanceActions']] == [
+        'req-2', 'req-1']
+    assert 'marker=req-1' in body['links'][0]['href']
+    body = world.client.get(url + '?limit=2&marker=req-1')[1]
+    assert [a['request_id'] for a in body['instanceActions']] == ['req-0']
+    assert 'links' not in body
+    assert world.client.get(url + '?marker=nope')[0] == 400
+    body = world.client.get(url + '?changes-since=2026-01-02T00:00:00Z')[1]
+    assert [a['request_id'] for a in body['instanceActions']] == [
+        'req-2', 'req-1']
+    body = world.client.get(
+        url + '?changes-since=2026-01-01T00:00:00Z'
+        '&changes-before=2026-01-02T00:00:00Z')[1]
+    assert [a['request_id'] for a in body['instanceActions']] == [
+        'req-1', 'req-0']
+    assert world.client.get(url + '?changes-since=2026-01-03T00:00:00Z'
+                            '&changes-before=2026-01-01T00:00:00Z')[0] == 400
+    assert world.client.get(url + '?changes-since=yesterday')[0] == 400
+    assert world.client.get(url + '?limit=-1')[0] == 400
+    # Below 2.58 the parameters are ignored.
+    body = world.client.get(url + '?limit=1&marker=nope', version='2.57')[1]
+    assert len(body['instanceActions']) == 3
