@@ -73,6 +73,36 @@ def _check_status_filter(req, status):
         raise errors.BadRequest('Invalid status value')
 
 
+# The query parameters Nova's server lists take; from 2.75 another one is a
+# 400 (below it, it is ignored).
+KNOWN_QUERY = frozenset((
+    'user_id', 'project_id', 'tenant_id', 'launch_index', 'image_ref',
+    'image', 'kernel_id', 'ramdisk_id', 'hostname', 'key_name',
+    'power_state', 'vm_state', 'task_state', 'host', 'node', 'flavor',
+    'reservation_id', 'launched_at', 'terminated_at', 'availability_zone',
+    'name', 'display_name', 'description', 'display_description',
+    'locked_by', 'locked', 'uuid', 'root_device_name', 'config_drive',
+    'access_ip_v4', 'access_ip_v6', 'auto_disk_config', 'progress',
+    'sort_key', 'sort_dir', 'all_tenants', 'soft_deleted', 'deleted',
+    'status', 'changes-since', 'changes-before', 'ip', 'ip6',
+    'created_at', 'block_device_mapping', 'services', 'metadata',
+    'system_metadata', 'info_cache', 'security_groups', 'pci_devices',
+    'limit', 'marker', 'tags', 'tags-any', 'not-tags', 'not-tags-any'))
+STRICT_QUERY_VERSION = (2, 75)
+
+
+def _check_query_names(req):
+    """400 for a query parameter no server list takes, from 2.75."""
+    if not util.at_least(req, STRICT_QUERY_VERSION):
+        return
+    for name in req.GET:
+        if name not in KNOWN_QUERY:
+            raise errors.BadRequest(
+                "Invalid input for query parameters %s. Value: %s. "
+                "Additional properties are not allowed ('%s' was "
+                "unexpected)" % (name, req.GET[name], name))
+
+
 def _project_scope(req, action):
     """The project to list (None: all) for the caller and its query.
 
@@ -94,6 +124,7 @@ def _list(req, action, detail):
     limit = min(util.query_int(req, 'limit', max_limit), max_limit)
     filters = {k: req.GET[k] for k in _FILTERS if k in req.GET}
     _check_status_filter(req, filters.get('status'))
+    _check_query_names(req)
     host = None
     if 'host' in req.GET and policies.authorize(
             req, 'os_compute_api:os-extended-server-attributes',

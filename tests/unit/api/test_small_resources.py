@@ -571,3 +571,13 @@ def test_instance_action_paging(world):
     # Below 2.58 the parameters are ignored.
     body = world.client.get(url + '?limit=1&marker=nope', version='2.57')[1]
     assert len(body['instanceActions']) == 3
+
+
+def test_unknown_query_parameter_is_a_400_from_2_75(world):
+    status, body, _r = world.client.get(V + '/servers?colour=blue',
+                                        version='2.75')
+    assert status == 400 and 'colour' in body['badRequest']['message']
+    assert world.client.get(V + '/servers/detail?colour=blue',
+                            version='2.74')[0] == 200
+    assert world.client.get(V + '/servers?limit=1&sort_key=name',
+                            version='2.75')[0] == 200
