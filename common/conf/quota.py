@@ -5,6 +5,8 @@
 
 A project's limit for a resource is its own row in the api database's
 ``quotas`` table when an administrator set one (``openstack quota set``),
+else the ``default`` quota class's limit when one was set
+(``openstack quota set --class default``, api table ``quota_classes``),
 else the default here. Usage is counted from the cell databases and the
 build requests, so there is nothing to get out of step.
 """

@@ -17,25 +17,34 @@ from services.api.handlers import aggregates
 from services.api.handlers import availability_zones
 from services.api.handlers import capacity
 from services.api.handlers import capacity_report
+from services.api.handlers import extensions
+from services.api.handlers import external_events
 from services.api.handlers import flavor_access
 from services.api.handlers import flavor_extra_specs
 from services.api.handlers import flavors
 from services.api.handlers import hypervisors
 from services.api.handlers import identity
+from services.api.handlers import image_proxy
 from services.api.handlers import images
 from services.api.handlers import instance_actions
 from services.api.handlers import keypairs
+from services.api.handlers import legacy_hosts
 from services.api.handlers import limits
+from services.api.handlers import network_proxies
+from services.api.handlers import quota_classes
 from services.api.handlers import quota_sets
 from services.api.handlers import root
 from services.api.handlers import scheduler_decisions
 from services.api.handlers import server_actions
+from services.api.handlers import server_diagnostics
+from services.api.handlers import server_extras
 from services.api.handlers import server_groups
 from services.api.handlers import server_metadata
 from services.api.handlers import server_tags
 from services.api.handlers import servers
 from services.api.handlers import services
 from services.api.handlers import simple_tenant_usage
+from services.api.handlers import usage_audit_log
 from services.api import router
 from services.api import util
 
@@ -180,6 +189,89 @@ ROUTE_DECLARATIONS = {
     },
     '/os-berth-capacity/headroom': {'GET': capacity.headroom},
 }
+
+# Small resources Nova has and Berth answers without the services behind
+# them (doc/api.md, "Small and legacy resources").
+ROUTE_DECLARATIONS.update({
+    '/os-quota-class-sets/{class_name}': {
+        'GET': quota_classes.show_quota_class,
+        'PUT': quota_classes.update_quota_class,
+    },
+    '/servers/{server_id}/ips': {'GET': server_extras.list_ips},
+    '/servers/{server_id}/ips/{network_label}': {
+        'GET': server_extras.show_ips,
+    },
+    '/servers/{server_id}/os-server-password': {
+        'GET': server_extras.show_password,
+        'DELETE': server_extras.clear_password,
+    },
+    '/servers/{server_id}/topology': {'GET': server_extras.show_topology},
+    '/servers/{server_id}/diagnostics': {
+        'GET': server_diagnostics.show_diagnostics,
+    },
+    '/servers/{server_id}/os-security-groups': {
+        'GET': network_proxies.list_server_security_groups,
+    },
+    '/os-security-groups': {
+        'GET': network_proxies.list_security_groups,
+        'POST': network_proxies.refuse_security_groups,
+    },
+    '/os-security-groups/{security_group_id}': {
+        'GET': network_proxies.show_security_group,
+        'PUT': network_proxies.refuse_security_groups,
+        'DELETE': network_proxies.refuse_security_groups,
+    },
+    '/os-security-group-rules': {
+        'POST': network_proxies.refuse_security_groups,
+    },
+    '/os-networks': {
+        'GET': network_proxies.list_networks,
+        'POST': network_proxies.refuse_networks,
+    },
+    '/os-tenant-networks': {
+        'GET': network_proxies.list_tenant_networks,
+        'POST': network_proxies.refuse_tenant_networks,
+    },
+    '/os-floating-ips': {
+        'GET': network_proxies.list_floating_ips,
+        'POST': network_proxies.refuse_floating_ips,
+    },
+    '/os-instance_usage_audit_log': {
+        'GET': usage_audit_log.list_audit_logs,
+    },
+    '/os-instance_usage_audit_log/{before_timestamp}': {
+        'GET': usage_audit_log.show_audit_log,
+    },
+    '/os-hosts': {'GET': legacy_hosts.list_hosts},
+    '/os-hosts/{host_name}': {
+        'GET': legacy_hosts.show_host,
+        'PUT': legacy_hosts.update_host,
+    },
+    '/os-hosts/{host_name}/reboot': {'GET': legacy_hosts.reboot_host},
+    '/os-hosts/{host_name}/shutdown': {'GET': legacy_hosts.shutdown_host},
+    '/os-hosts/{host_name}/startup': {'GET': legacy_hosts.startup_host},
+    '/images': {'GET': image_proxy.list_images},
+    '/images/detail': {'GET': image_proxy.list_images_detail},
+    '/images/{image_id}': {
+        'GET': image_proxy.show_image,
+        'DELETE': image_proxy.delete_image,
+    },
+    '/images/{image_id}/metadata': {
+        'GET': image_proxy.list_metadata,
+        'PUT': image_proxy.replace_metadata,
+        'POST': image_proxy.update_metadata,
+    },
+    '/images/{image_id}/metadata/{meta_key}': {
+        'GET': image_proxy.show_metadata,
+        'PUT': image_proxy.set_metadata_item,
+        'DELETE': image_proxy.delete_metadata_item,
+    },
+    '/os-server-external-events': {
+        'POST': external_events.create_events,
+    },
+    '/extensions': {'GET': extensions.list_extensions},
+    '/extensions/{alias}': {'GET': extensions.show_extension},
+})
 
 IMAGE_ROUTE_DECLARATIONS = {
     '/image': {'GET': images.versions},

@@ -3,8 +3,9 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """Quota limits and usage: counted, never reserved.
 
-A project's limit is its row in ``quotas`` or the ``[quota]`` default;
--1 is unlimited. Usage is counted when a boot is checked: instances,
+A project's limit is its row in ``quotas``, else the ``default`` quota
+class's (os-quota-class-sets, ``quota_classes``), else the ``[quota]``
+option; -1 is unlimited. Usage is counted when a boot is checked: instances,
 cores and RAM of the project's live instances in every cell database
 (cell0's errored ones included, as Nova counts them) plus its build
 requests. As in Nova's counting quotas, two boots racing past the check
@@ -33,23 +34,48 @@ class QuotaExceeded(exception.BerthException):
                'already used %(used)s of %(allowed)s %(overs)s')
 
 
-def defaults(conf):
-    """resource -> the configured default limit."""
+DEFAULT_CLASS = 'default'
+
+
+def _override(result, values):
+    for name, value in values.items():
+        if name in result and value is not None:
+            result[name] = value
+    return result
+
+
+def configured_defaults(conf):
+    """resource -> the ``[quota]`` option's limit."""
     if conf.quota.driver == 'noop':
         return dict.fromkeys(RESOURCES, -1)
     return {name: getattr(conf.quota, name) for name in RESOURCES}
 
 
-def limits(ctxt, conf, project_id):
-    """resource -> the limit of ``project_id``."""
-    result = defaults(conf)
+def class_limits(ctxt, conf, class_name):
+    """resource -> the limit of quota class ``class_name``: its rows over
+    the ``[quota]`` options (as Nova's DB quota driver).
+    """
+    result = configured_defaults(conf)
     if conf.quota.driver == 'noop':
         return result
-    for name, value in quota_records.get_project_limits(
-            ctxt, project_id).items():
-        if name in result and value is not None:
-            result[name] = value
-    return result
+    return _override(result, quota_records.get_class_limits(ctxt,
+                                                            class_name))
+
+
+def defaults(ctxt, conf):
+    """resource -> the default limit of every project: the ``default``
+    quota class's, else the ``[quota]`` option's.
+    """
+    return class_limits(ctxt, conf, DEFAULT_CLASS)
+
+
+def limits(ctxt, conf, project_id):
+    """resource -> the limit of ``project_id``."""
+    result = defaults(ctxt, conf)
+    if conf.quota.driver == 'noop':
+        return result
+    return _override(result, quota_records.get_project_limits(
+        ctxt, project_id))
 
 
 def usage(ctxt, project_id, groups=True):

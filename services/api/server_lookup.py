@@ -18,6 +18,7 @@ from common.db import instance_records
 from common.db import instance_tags
 from common import exception
 from services.api import cell_hosts
+from services.api import down_cells
 from services.api import errors
 from services.api import util
 
@@ -43,6 +44,7 @@ def find(ctxt, uuid, read_deleted=False):
     :param read_deleted: also find a deleted server (its mapping and row
         stay until archived).
     :raises errors.NotFound: no such (live) server.
+    :raises down_cells.CellDown: its cell database does not answer.
     """
     mapping = boot_records.get_instance_mapping(ctxt, uuid)
     if mapping is None:
@@ -59,12 +61,19 @@ def find(ctxt, uuid, read_deleted=False):
     cell = _cell(ctxt, mapping['cell_uuid'])
     if cell is None:
         raise _not_found(uuid)
+    if down_cells.known_down(cell):
+        raise down_cells.CellDown(uuid, cell, mapping)
     try:
         instance = instance_records.get_instance(
             ctxt, cell_hosts.database(cell), uuid,
             read_deleted=read_deleted)
     except exception.InstanceNotFound:
         raise _not_found(uuid)
+    except Exception as exc:
+        if not down_cells.is_down(exc):
+            raise
+        down_cells.mark_down(cell, exc)
+        raise down_cells.CellDown(uuid, cell, mapping)
     instance.cell_uuid = cell.uuid
     return instance, cell
 
@@ -143,7 +152,7 @@ def _matches_tags(instance, tag_filters):
     return True
 
 
-def _cell_instances(ctxt, cell, project_id, host, deleted, with_tags):
+def _read_cell(ctxt, cell, project_id, host, deleted, with_tags):
     database = cell_hosts.database(cell)
     instances = instance_records.list_instances(
         ctxt, database, project_id=project_id, host=host, deleted=deleted)
@@ -155,9 +164,24 @@ def _cell_instances(ctxt, cell, project_id, host, deleted, with_tags):
     return instances
 
 
+def _cell_instances(ctxt, cell, project_id, host, deleted, with_tags,
+                    down):
+    if down_cells.known_down(cell):
+        down.append(cell)
+        return []
+    try:
+        return _read_cell(ctxt, cell, project_id, host, deleted, with_tags)
+    except Exception as exc:
+        if not down_cells.is_down(exc):
+            raise
+        down_cells.mark_down(cell, exc)
+        down.append(cell)
+        return []
+
+
 def list_servers(ctxt, project_id=None, host=None, filters=None,
                  limit=None, marker=None, deleted=False, tag_filters=None,
-                 with_tags=False):
+                 with_tags=False, down=None):
     """[(Instance, CellMapping or None)], newest first.
 
     :param project_id: one project's servers, or None for all.
@@ -168,19 +192,20 @@ def list_servers(ctxt, project_id=None, host=None, filters=None,
     :param deleted: as :func:`instance_records.list_instances` (None:
         live and deleted servers).
     :param marker: the uuid after which the page starts.
-    :param deleted: True for the deleted servers only (no build
-        requests), False for the live ones.
     :param tag_filters: :data:`TAG_FILTERS` name -> list of tags.
     :param with_tags: read the servers' tags (``instance.tags``).
+    :param down: a list to which the cells whose database does not answer
+        are added (their servers are left out).
     :raises errors.BadRequest: an unknown marker.
     """
     filters = filters or {}
     tag_filters = tag_filters or {}
     with_tags = with_tags or bool(tag_filters)
     found = {}
+    down = [] if down is None else down
     for cell in cell_hosts.all_cells(ctxt):
         for instance in _cell_instances(ctxt, cell, project_id, host,
-                                        deleted, with_tags):
+                                        deleted, with_tags, down):
             instance.cell_uuid = cell.uuid
             found[instance.uuid] = (instance, cell)
     if host is None and not deleted:

@@ -20,6 +20,7 @@ from services.compute import delete
 from services.compute import power
 from services.compute import rebuild
 from services.compute import snapshot
+from services.compute.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
 
@@ -126,3 +127,20 @@ class ComputeManager(manager.Manager):
         """Resume a suspended instance."""
         power.run(self.agent, ctxt, self._served(host), instance_uuid,
                   'resume')
+
+    def get_diagnostics(self, ctxt, instance_uuid, host):
+        """The driver's diagnostics of a guest of one of this agent's hosts.
+
+        :returns: ``{'diagnostics': dict}``, or ``{'error': 'not-found'}``
+            (no such guest) or ``{'error': 'not-implemented'}`` (the
+            driver has none): answers, not exceptions, so that the API
+            reads them without knowing this service's exceptions.
+        """
+        host = self._served(host)
+        try:
+            return {'diagnostics': self.agent.driver.get_diagnostics(
+                host, instance_uuid)}
+        except virt_driver.GuestNotFound:
+            return {'error': 'not-found'}
+        except NotImplementedError:
+            return {'error': 'not-implemented'}

@@ -8,6 +8,8 @@ import oslo_messaging as messaging
 from common import rpc
 
 RPC_TOPIC = 'compute'
+# Seconds the API waits for a compute agent's diagnostics.
+DIAGNOSTICS_TIMEOUT = 30
 # Release name -> the newest version that release's computes understand.
 VERSION_ALIASES = {}
 
@@ -36,7 +38,7 @@ class ComputeAPI(object):
     * 1.0 - Initial version: build_and_run_instance, terminate_instance;
       stop_instance, start_instance, reboot_instance, pause_instance,
       unpause_instance, suspend_instance, resume_instance;
-      rebuild_instance, snapshot_instance.
+      rebuild_instance, snapshot_instance; get_diagnostics.
     """
 
     def __init__(self):
@@ -134,3 +136,16 @@ class ComputeAPI(object):
     def resume_instance(self, ctxt, host, instance_uuid):
         """Resume a suspended instance, task ``resuming`` (cast)."""
         self._power_cast(ctxt, 'resume_instance', host, instance_uuid)
+
+    def get_diagnostics(self, ctxt, host, instance_uuid):
+        """The diagnostics of a guest on ``host`` (a call, at most
+        DIAGNOSTICS_TIMEOUT seconds).
+
+        :returns: ``{'diagnostics': dict}`` (Nova's 2.48 shape), or
+            ``{'error': 'not-found' | 'not-implemented'}``.
+        :raises oslo_messaging.MessagingTimeout: the agent did not answer.
+        """
+        cctxt = self.client.prepare(server=host, version='1.0',
+                                    timeout=DIAGNOSTICS_TIMEOUT)
+        return cctxt.call(ctxt, 'get_diagnostics',
+                          instance_uuid=instance_uuid, host=host)

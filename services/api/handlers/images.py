@@ -95,6 +95,11 @@ def _get(req, action):
     return image
 
 
+# The path's image if the caller may see it and ``action`` it (the
+# compute API's /images proxy uses it too).
+get_visible = _get
+
+
 def list_images(req):
     """GET /image/v2/images: filters name, status, visibility, owner...
 

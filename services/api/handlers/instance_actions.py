@@ -9,6 +9,8 @@ each action's events (``conductor_schedule_and_build_instances``,
 is still a build request has no actions yet: they live in its cell.
 """
 
+from oslo_utils import timeutils
+
 from common.db import instance_records
 from services.api import cell_hosts
 from services.api import errors
@@ -18,6 +20,10 @@ from services.api import server_view
 from services.api import util
 
 UPDATED_AT_VERSION = (2, 58)
+# NOTE: paging (limit, marker, changes-since) came with 2.58,
+# changes-before with 2.66; both filter on the action's updated_at.
+PAGING_VERSION = (2, 58)
+CHANGES_BEFORE_VERSION = (2, 66)
 EVENT_HOST_VERSION = (2, 62)
 # NOTE: from 2.21 a deleted server's actions stay readable, as Nova.
 DELETED_VERSION = (2, 21)
@@ -63,12 +69,77 @@ def _event_view(req, event, project_id, show_traceback):
     return body
 
 
+def _time_param(req, name):
+    text = req.GET.get(name)
+    if text is None:
+        return None
+    try:
+        return timeutils.normalize_time(timeutils.parse_isotime(text))
+    except ValueError:
+        raise errors.BadRequest(
+            "Invalid input for query parameters %s. Value: %s. '%s' is "
+            "not a 'date-time'" % (name, text, text))
+
+
+def _changed(action):
+    value = action['updated_at'] or action['start_time']
+    return None if value is None else timeutils.normalize_time(
+        timeutils.parse_isotime(value) if isinstance(value, str) else value)
+
+
+def _filter_times(req, actions):
+    since = _time_param(req, 'changes-since')
+    before = (_time_param(req, 'changes-before')
+              if util.at_least(req, CHANGES_BEFORE_VERSION) else None)
+    if since and before and since > before:
+        raise errors.BadRequest('The value of changes-since must be less '
+                                'than or equal to changes-before.')
+    if since is not None:
+        actions = [a for a in actions if _changed(a) and
+                   _changed(a) >= since]
+    if before is not None:
+        actions = [a for a in actions if _changed(a) and
+                   _changed(a) <= before]
+    return actions
+
+
+def _page(req, instance, actions):
+    """(the page of ``actions``, a next link or None) from 2.58."""
+    if not util.at_least(req, PAGING_VERSION):
+        return actions, None
+    actions = _filter_times(req, actions)
+    marker = req.GET.get('marker')
+    if marker is not None:
+        ids = [a['request_id'] for a in actions]
+        if marker not in ids:
+            raise errors.BadRequest('Marker %s could not be found.'
+                                    % marker)
+        actions = actions[ids.index(marker) + 1:]
+    max_limit = util.conf(req).api.max_limit
+    limit = min(util.query_int(req, 'limit', max_limit), max_limit)
+    page = actions[:limit]
+    if not page or len(page) < limit:
+        return page, None
+    href = '%s?limit=%d&marker=%s' % (
+        util.self_link(req, 'servers', instance.uuid,
+                       'os-instance-actions'), limit,
+        page[-1]['request_id'])
+    return page, [{'rel': 'next', 'href': href}]
+
+
 def list_actions(req):
-    """GET /servers/{server_id}/os-instance-actions: newest first."""
-    _instance, actions = _actions(
+    """GET /servers/{server_id}/os-instance-actions: newest first.
+
+    From 2.58 ``limit``, ``marker`` (a request id) and ``changes-since``
+    page and filter (on ``updated_at``), from 2.66 ``changes-before``.
+    """
+    instance, actions = _actions(
         req, 'os_compute_api:os-instance-actions:list')
-    return util.json_response({'instanceActions': [
-        _action_view(req, a) for a in actions]})
+    page, links = _page(req, instance, actions)
+    body = {'instanceActions': [_action_view(req, a) for a in page]}
+    if links:
+        body['links'] = links
+    return util.json_response(body)
 
 
 def show_action(req):

@@ -77,8 +77,9 @@ def show_defaults(req):
     """GET /os-quota-sets/{project_id}/defaults."""
     policies.authorize(req, 'os_compute_api:os-quota-sets:defaults',
                        _target(req))
-    return util.json_response(_body(req, req.urlvars['project_id'],
-                                    quota.defaults(util.conf(req))))
+    return util.json_response(_body(
+        req, req.urlvars['project_id'],
+        quota.defaults(util.context(req), util.conf(req))))
 
 
 def update_quota(req):

@@ -16,6 +16,7 @@ from common.db import instance_records
 from services.api import boot
 from services.api import cell_hosts
 from services.api import deletion
+from services.api import down_cells
 from services.api import errors
 from services.api import policies
 from services.api.records import aggregates as agg_records
@@ -53,6 +54,55 @@ def _all_tenants(req):
         return strutils.bool_from_string(value, strict=True)
     except ValueError as exc:
         raise errors.BadRequest('Invalid input received: %s' % exc)
+
+
+# The server statuses Nova knows; from 2.38 filtering on another is a 400.
+KNOWN_STATUSES = frozenset((
+    'ACTIVE', 'BUILD', 'DELETED', 'ERROR', 'HARD_REBOOT', 'MIGRATING',
+    'PASSWORD', 'PAUSED', 'REBOOT', 'REBUILD', 'RESCUE', 'RESIZE',
+    'REVERT_RESIZE', 'SHELVED', 'SHELVED_OFFLOADED', 'SHUTOFF',
+    'SOFT_DELETED', 'SUSPENDED', 'UNKNOWN', 'VERIFY_RESIZE'))
+INVALID_STATUS_VERSION = (2, 38)
+
+
+def _check_status_filter(req, status):
+    """400 for an unknown ``status`` filter from 2.38 (below it such a
+    filter matches nothing, as in Nova).
+    """
+    if status is None or status.upper() in KNOWN_STATUSES:
+        return
+    if util.at_least(req, INVALID_STATUS_VERSION):
+        raise errors.BadRequest('Invalid status value')
+
+
+# The query parameters Nova's server lists take; from 2.75 another one is a
+# 400 (below it, it is ignored).
+KNOWN_QUERY = frozenset((
+    'user_id', 'project_id', 'tenant_id', 'launch_index', 'image_ref',
+    'image', 'kernel_id', 'ramdisk_id', 'hostname', 'key_name',
+    'power_state', 'vm_state', 'task_state', 'host', 'node', 'flavor',
+    'reservation_id', 'launched_at', 'terminated_at', 'availability_zone',
+    'name', 'display_name', 'description', 'display_description',
+    'locked_by', 'locked', 'uuid', 'root_device_name', 'config_drive',
+    'access_ip_v4', 'access_ip_v6', 'auto_disk_config', 'progress',
+    'sort_key', 'sort_dir', 'all_tenants', 'soft_deleted', 'deleted',
+    'status', 'changes-since', 'changes-before', 'ip', 'ip6',
+    'created_at', 'block_device_mapping', 'services', 'metadata',
+    'system_metadata', 'info_cache', 'security_groups', 'pci_devices',
+    'limit', 'marker', 'tags', 'tags-any', 'not-tags', 'not-tags-any'))
+STRICT_QUERY_VERSION = (2, 75)
+
+
+def _check_query_names(req):
+    """400 for a query parameter no server list takes, from 2.75."""
+    if not util.at_least(req, STRICT_QUERY_VERSION):
+        return
+    for name in req.GET:
+        if name not in KNOWN_QUERY:
+            raise errors.BadRequest(
+                "Invalid input for query parameters %s. Value: %s. "
+                "Additional properties are not allowed ('%s' was "
+                "unexpected)" % (name, req.GET[name], name))
 
 
 def _project_scope(req, action):
@@ -128,6 +178,8 @@ def _list(req, action, detail):
     max_limit = util.conf(req).api.max_limit
     limit = min(util.query_int(req, 'limit', max_limit), max_limit)
     filters = {k: req.GET[k] for k in _FILTERS if k in req.GET}
+    _check_status_filter(req, filters.get('status'))
+    _check_query_names(req)
     changes = _change_filters(req)
     filters.update(changes)
     host = None
@@ -135,17 +187,24 @@ def _list(req, action, detail):
             req, 'os_compute_api:os-extended-server-attributes',
             fatal=False):
         host = req.GET['host']
+    down = []
     servers = server_lookup.list_servers(
         ctx, project_id=project_id, host=host, filters=filters, limit=limit,
         marker=req.GET.get('marker'),
         deleted=None if changes else _deleted(req),
         tag_filters=_tag_filters(req),
-        with_tags=detail and util.at_least(req, server_view.TAGS_VERSION))
+        with_tags=detail and util.at_least(req, server_view.TAGS_VERSION),
+        down=down)
     if detail:
         viewer = server_view.Viewer(req)
         bodies = [viewer.detail(i, c) for i, c in servers]
     else:
         bodies = [server_view.index_view(req, i) for i, _c in servers]
+    if down and util.at_least(req, down_cells.DOWN_CELL_VERSION):
+        # NOTE: 2.69: the servers of a cell that does not answer, as
+        # minimal records after the others (doc/api.md).
+        room = None if limit is None else max(0, limit - len(bodies))
+        bodies += down_cells.list_records(req, down, project_id)[:room]
     body = {'servers': bodies}
     if limit and len(servers) == limit:
         body['servers_links'] = [{'rel': 'next', 'href': '%s?limit=%d&'
@@ -190,12 +249,36 @@ def find_authorized(req, action, read_deleted=False):
 
 
 def show_server(req):
-    """GET /servers/{server_id}."""
-    instance, cell = find_authorized(req, 'os_compute_api:servers:show')
+    """GET /servers/{server_id}.
+
+    :raises down_cells.CellDown: (503) the server's cell does not answer
+        and the microversion is below 2.69.
+    """
+    try:
+        instance, cell = find_authorized(req, 'os_compute_api:servers:show')
+    except down_cells.CellDown as down:
+        if not util.at_least(req, down_cells.DOWN_CELL_VERSION):
+            raise
+        return _show_down(req, down)
     body = server_view.Viewer(req).detail(instance, cell)
     if util.at_least(req, SERVER_GROUPS_VERSION):
         body['server_groups'] = group_records.groups_of_instance(
             util.context(req), instance.uuid)
+    return util.json_response({'server': body})
+
+
+def _show_down(req, down):
+    """2.69: the minimal record of a server whose cell does not answer."""
+    ctx = util.context(req)
+    if not ctx.is_admin and down.mapping['project_id'] != ctx.project_id:
+        raise errors.NotFound('Instance %s could not be found.' % down.uuid)
+    policies.authorize(req, 'os_compute_api:servers:show',
+                       {'project_id': down.mapping['project_id'],
+                        'user_id': down.mapping['user_id']})
+    body = down_cells.show_record(req, down)
+    if util.at_least(req, SERVER_GROUPS_VERSION):
+        body['server_groups'] = group_records.groups_of_instance(
+            ctx, down.uuid)
     return util.json_response({'server': body})
 
 

@@ -50,3 +50,35 @@ def delete_project_limits(ctxt, project_id):
     """Forget ``project_id``'s limits: the defaults apply again."""
     ctxt.session.execute(t.quotas.delete().where(
         _Q.project_id == project_id))
+
+
+_C = t.quota_classes.c
+_CLASS_LIMITS = sa.select(_C.resource, _C.hard_limit).where(
+    _C.class_name == sa.bindparam('class_name'))
+
+
+@records.reader_connection
+def get_class_limits(ctxt, class_name):
+    """resource -> hard limit, for the limits set on quota class
+    ``class_name`` (os-quota-class-sets).
+    """
+    return {row.resource: row.hard_limit for row in ctxt.connection.execute(
+        _CLASS_LIMITS, {'class_name': class_name})}
+
+
+@records.writer
+def set_class_limits(ctxt, class_name, limits):
+    """Create or replace quota class ``class_name``'s limits."""
+    now = timeutils.utcnow()
+    existing = set(ctxt.session.execute(sa.select(_C.resource).where(
+        _C.class_name == class_name)).scalars())
+    for resource, limit in limits.items():
+        if resource in existing:
+            ctxt.session.execute(t.quota_classes.update().where(
+                _C.class_name == class_name,
+                _C.resource == resource).values(hard_limit=limit,
+                                                updated_at=now))
+        else:
+            ctxt.session.execute(t.quota_classes.insert().values(
+                class_name=class_name, resource=resource, hard_limit=limit,
+                created_at=now))

@@ -18,6 +18,7 @@ import typing
 from common import exception
 from common.numa import topology
 from common.objects import instance as inst
+from services.compute.virt import diagnostics
 
 
 class InstanceSpawnError(exception.BerthException):
@@ -178,6 +179,20 @@ class ComputeDriver(object, metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def list_guests(self, host):
         """{instance uuid: :class:`Guest`} of the guests on ``host``."""
+
+    def get_diagnostics(self, host, instance_uuid):
+        """A guest's diagnostics in Nova's standard (2.48) shape (see
+        :mod:`services.compute.virt.diagnostics`).
+
+        :raises GuestNotFound: no guest of ``instance_uuid`` on ``host``.
+        """
+        guest = self.list_guests(host).get(instance_uuid)
+        if guest is None:
+            raise GuestNotFound(uuid=instance_uuid, host=host)
+        name = type(self).__name__.replace('Driver', '').lower()
+        state = diagnostics.POWER_STATES.get(
+            self.get_info(host, instance_uuid), 'pending')
+        return diagnostics.from_guest(guest, name, name, state=state)
 
     def init_host(self, host):
         """Prepare ``host`` before the agent serves it (nothing by default).

@@ -18,6 +18,7 @@ import datetime
 from common.db import cell_tables
 from services.api import handler
 from services.api.handlers import capacity as capacity_handler
+from services.api.handlers import network_proxies
 from tests.unit.api import helpers
 from tests.unit.api.helpers import V
 
@@ -59,6 +60,10 @@ def _row(method, route, expect, body=None):
 SERVER_NAME = {'server': {'name': 'renamed'}}
 PUBLIC_KEY = ('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINviFH8ZSPBDer4G0rYTk'
               'RJHwks11Q3mkDHH/425iIle test')
+# A request at 2.1 without a body (the resources removed later), and the
+# answer to a write the network proxies refuse (no network service).
+_OLD = ('at', '2.1', None)
+_REFUSED = _statuses(400, 400, 403, 400)
 FLAVOR = {'flavor': {'name': 'f-new', 'vcpus': 1, 'ram': 64, 'disk': 1}}
 
 TABLE = [
@@ -183,6 +188,67 @@ TABLE = [
     _row('GET', '/os-berth-capacity/report', ADMIN_ONLY),
     _row('GET', '/os-berth-scheduler/decisions/{server_id}', ADMIN_ONLY),
     _row('GET', '/os-berth-capacity/headroom', ADMIN_ONLY, 'headroom'),
+    # small and legacy resources (the legacy ones at 2.1: 404 later)
+    _row('GET', '/os-quota-class-sets/{class_name}', ADMIN_ONLY),
+    _row('PUT', '/os-quota-class-sets/{class_name}', ADMIN_ONLY,
+         {'quota_class_set': {'metadata_items': 128}}),
+    _row('GET', '/servers/{server_id}/ips', OWNER_READ),
+    # NOTE: no server is on a network: every label is unknown.
+    _row('GET', '/servers/{server_id}/ips/{network_label}',
+         _statuses(404, 404, 404, 404)),
+    _row('GET', '/servers/{server_id}/os-server-password', OWNER_READ),
+    _row('DELETE', '/servers/{server_id}/os-server-password',
+         _owner_write(204)),
+    _row('GET', '/servers/{server_id}/topology', OWNER_READ),
+    # NOTE: allowed, then 409: the fixture's server has no power state.
+    _row('GET', '/servers/{server_id}/diagnostics',
+         _statuses(409, 403, 403, 404)),
+    _row('GET', '/servers/{server_id}/os-security-groups', OWNER_READ,
+         _OLD),
+    _row('GET', '/os-security-groups', ALL_200, _OLD),
+    _row('POST', '/os-security-groups', _REFUSED, _OLD),
+    # NOTE: the id is projA's default group: the admin's project has
+    # another one.
+    _row('GET', '/os-security-groups/{security_group_id}',
+         _statuses(404, 200, 200, 404), _OLD),
+    _row('PUT', '/os-security-groups/{security_group_id}', _REFUSED, _OLD),
+    _row('DELETE', '/os-security-groups/{security_group_id}', _REFUSED,
+         _OLD),
+    _row('POST', '/os-security-group-rules', _REFUSED, _OLD),
+    _row('GET', '/os-networks', ALL_200, _OLD),
+    _row('POST', '/os-networks', _admin(400), _OLD),
+    _row('GET', '/os-tenant-networks', ALL_200, _OLD),
+    _row('POST', '/os-tenant-networks', _REFUSED, _OLD),
+    _row('GET', '/os-floating-ips', ALL_200, _OLD),
+    _row('POST', '/os-floating-ips', _REFUSED, _OLD),
+    _row('GET', '/os-instance_usage_audit_log', ADMIN_ONLY),
+    _row('GET', '/os-instance_usage_audit_log/{before_timestamp}',
+         ADMIN_ONLY),
+    _row('GET', '/os-hosts', ADMIN_ONLY, _OLD),
+    _row('GET', '/os-hosts/{host_name}', ADMIN_ONLY, _OLD),
+    _row('PUT', '/os-hosts/{host_name}', ADMIN_ONLY,
+         ('at', '2.1', {'status': 'enable'})),
+    _row('GET', '/os-hosts/{host_name}/reboot', _admin(501), _OLD),
+    _row('GET', '/os-hosts/{host_name}/shutdown', _admin(501), _OLD),
+    _row('GET', '/os-hosts/{host_name}/startup', _admin(501), _OLD),
+    _row('GET', '/images', ALL_200, _OLD),
+    _row('GET', '/images/detail', ALL_200, _OLD),
+    _row('GET', '/images/{image_id}', OWNER_READ, _OLD),
+    _row('DELETE', '/images/{image_id}', _owner_write(204), _OLD),
+    _row('GET', '/images/{image_id}/metadata', OWNER_READ, _OLD),
+    _row('GET', '/images/{image_id}/metadata/{meta_key}', OWNER_READ,
+         _OLD),
+    _row('PUT', '/images/{image_id}/metadata', _owner_write(200),
+         ('at', '2.1', {'metadata': {'os_distro': 'fedora'}})),
+    _row('POST', '/images/{image_id}/metadata', _owner_write(200),
+         ('at', '2.1', {'metadata': {'os_version': '40'}})),
+    _row('PUT', '/images/{image_id}/metadata/{meta_key}', _owner_write(200),
+         ('at', '2.1', {'meta': {'os_distro': 'fedora'}})),
+    _row('DELETE', '/images/{image_id}/metadata/{meta_key}',
+         _owner_write(204), _OLD),
+    _row('POST', '/os-server-external-events', ADMIN_ONLY, 'event'),
+    _row('GET', '/extensions', ALL_200),
+    _row('GET', '/extensions/{alias}', ALL_200),
     # the built-in image catalog
     _row('GET', '/image', ALL_200),
     _row('GET', '/image/v2/images', ALL_200),
@@ -224,7 +290,8 @@ def _declared():
 
 
 def _full_path(route):
-    if route.startswith(('/image', '/identity')):
+    if route in ('/image', '/identity') or route.startswith(
+            ('/image/', '/identity/')):
         return route
     return V + (route if route != '/' else '/')
 
@@ -323,9 +390,10 @@ class Fixtures(object):
     def image_id(self, values):
         status, body, _r = self.client.post('/image/v2/images', {
             'name': 'img', 'disk_format': 'raw', 'container_format': 'bare',
-            'tags': ['blue']}, **CALLERS['member'])
+            'tags': ['blue'], 'os_distro': 'cirros'}, **CALLERS['member'])
         assert status == 201, body
         values['tag'] = 'blue'
+        values['meta_key'] = 'os_distro'
         return body['id']
 
     def keypair_name(self, values):
@@ -336,11 +404,31 @@ class Fixtures(object):
         assert status == 201, body
         return name + '?user_id=alice'
 
+    def class_name(self, values):
+        return 'default'
+
+    def network_label(self, values):
+        return 'private'
+
+    def security_group_id(self, values):
+        return network_proxies.default_group('projA')['id']
+
+    def before_timestamp(self, values):
+        return '2026-01-01 00:00:00'
+
+    def host_name(self, values):
+        return self._host()[0]
+
+    def alias(self, values):
+        return 'servers'
+
     def path(self, route):
         values = {}
         for name in ('server_id', 'flavor_id', 'aggregate_id', 'group_id',
                      'service_id', 'hypervisor_id', 'project_id',
-                     'image_id', 'pattern', 'tenant_id', 'keypair_name'):
+                     'image_id', 'pattern', 'tenant_id', 'keypair_name',
+                     'class_name', 'network_label', 'security_group_id',
+                     'before_timestamp', 'host_name', 'alias'):
             if '{%s}' % name in route:
                 values[name] = getattr(self, name)(values)
         if route == '/os-berth-capacity/headroom':
@@ -349,6 +437,9 @@ class Fixtures(object):
 
     def body(self, row):
         """(body, raw, headers) of ``row``'s request."""
+        if isinstance(row.body, tuple) and row.body[0] == 'at':
+            return row.body[2], None, {
+                'OpenStack-API-Version': 'compute %s' % row.body[1]}
         if row.body == 'boot':
             return {'server': {'name': 'vm', 'flavorRef': self.public_flavor,
                                'imageRef': self.public_image,
@@ -358,6 +449,11 @@ class Fixtures(object):
                                 'public_key': PUBLIC_KEY}}, None, {}
         if row.body == 'rebuild':
             return {'rebuild': {'imageRef': self.public_image}}, None, {}
+        if row.body == 'event':
+            uuid = self.world.add_instance('cell1', host='node0',
+                                           project_id='projA')
+            return {'events': [{'name': 'network-changed',
+                                'server_uuid': uuid}]}, None, {}
         if row.body == 'add_host':
             host, _node = self._host()
             return {'add_host': {'host': host}}, None, {}
