@@ -382,6 +382,22 @@ def _update_statement(columns, guard):
         for name in sorted(set(columns) | {'updated_at'})})
 
 
+def _apply_or_raise(ctx, prepared):
+    """Run ``prepared``; say why when no live instance was updated.
+
+    :raises common.exception.InstanceNotFound: no live instance.
+    :raises common.exception.UnexpectedTaskStateError: the guard failed.
+    """
+    if apply_update(ctx, prepared, timeutils.utcnow()):
+        return
+    row = _select_row(ctx, prepared.uuid)
+    if row is None:
+        raise exception.InstanceNotFound(instance_id=prepared.uuid)
+    raise exception.UnexpectedTaskStateError(
+        instance_uuid=prepared.uuid, expected=prepared.expected,
+        actual=row.task_state)
+
+
 def update_instance(ctxt, database, uuid, values, expected_task_state=None,
                     action_event=None, brief=False):
     """Change fields of a live instance.
@@ -409,13 +425,7 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None,
                               action_event)
 
     def update(ctx):
-        if not apply_update(ctx, prepared, timeutils.utcnow()):
-            row = _select_row(ctx, uuid)
-            if row is None:
-                raise exception.InstanceNotFound(instance_id=uuid)
-            raise exception.UnexpectedTaskStateError(
-                instance_uuid=uuid, expected=prepared.expected,
-                actual=row.task_state)
+        _apply_or_raise(ctx, prepared)
         if action_event is not None:
             record_action_event(ctx, uuid, action_event)
         if brief:
@@ -441,13 +451,7 @@ def begin_action(ctxt, database, uuid, action, values,
     prepared = prepare_update(uuid, values, expected_task_state)
 
     def begin(ctx):
-        if not apply_update(ctx, prepared, timeutils.utcnow()):
-            row = _select_row(ctx, uuid)
-            if row is None:
-                raise exception.InstanceNotFound(instance_id=uuid)
-            raise exception.UnexpectedTaskStateError(
-                instance_uuid=uuid, expected=prepared.expected,
-                actual=row.task_state)
+        _apply_or_raise(ctx, prepared)
         _insert_action(ctx, ctxt, uuid, action)
         return _instance(_select_row(ctx, uuid),
                          _latest_faults(ctx, [uuid]).get(uuid))
