@@ -58,8 +58,10 @@ def _write_conf(workdir):
     path = os.path.join(workdir, 'berth.conf')
     db = 'sqlite:///%s' % os.path.join(workdir, '%s.sqlite')
     with open(path, 'w') as f:
-        # NOTE: a short body_timeout for test_..._missing_body below.
-        f.write('[api]\nauth_strategy = noauth2\nbody_timeout = %d\n'
+        # NOTE: a short body_timeout for test_..._missing_body below; the
+        # API casts nothing here, but it starts only with a transport.
+        f.write('[DEFAULT]\ntransport_url = fake://\n'
+                '[api]\nauth_strategy = noauth2\nbody_timeout = %d\n'
                 '[placement_api]\nbody_timeout = %d\n'
                 '[api_database]\nconnection = %s\n'
                 '[database]\nconnection = %s\n'
