@@ -65,7 +65,8 @@ def details(kind, record, now=None):
     return json.dumps(stored, separators=(',', ':'), sort_keys=True)
 
 
-def add(ctx, uuid, kind, record, action_id=None, host=None):
+def add(ctx, uuid, kind, record, action_id=None, host=None,
+        new_action=False):
     """Store ``record`` in an open write transaction ``ctx``.
 
     The record goes to the kind's event of ``action_id`` (default: the
@@ -73,6 +74,11 @@ def add(ctx, uuid, kind, record, action_id=None, host=None):
     (a move that records its event itself), else as a finished
     ``Success`` event. The action itself is left as it is.
 
+    :param new_action: ``action_id`` was inserted in this transaction, so
+        it has no event yet: the record is inserted straight away.
+        NOTE: the UPDATE looking for an open event locks a range of the
+        events' action_id index on MariaDB; boots creating hundreds of
+        instances at once deadlocked on it.
     :returns: False when the instance has no action to hold it.
     """
     if action_id is None:
@@ -84,7 +90,7 @@ def add(ctx, uuid, kind, record, action_id=None, host=None):
     params = {'p_action_id': action_id, 'p_event': KIND_EVENTS.get(kind),
               'p_details': details(kind, record, now), 'p_now': now,
               'p_host': host}
-    if not ctx.session.execute(_SET_OPEN, params).rowcount:
+    if new_action or not ctx.session.execute(_SET_OPEN, params).rowcount:
         ctx.session.execute(_INSERT_FINISHED, params)
     return True
 

@@ -206,7 +206,8 @@ def create_instance(ctxt, database, instance, action=None, decision=None):
             if decision is not None:
                 kind, record, host = decision
                 decision_records.add(ctx, instance.uuid, kind, record,
-                                     action_id=action_id, host=host)
+                                     action_id=action_id, host=host,
+                                     new_action=True)
         # NOTE: the row is what was just written; reading it back would
         # cost a round trip per build.
         return _instance(_WrittenRow(values))
