@@ -3,22 +3,18 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """The ``[oslo_messaging_notifications]`` group, owned by oslo.messaging.
 
-oslo.messaging's own default driver is none: a service would send no
-notification at all until an operator configured one. Berth sends its
-versioned server notifications by default instead (driver
-``messagingv2``, topic ``notifications``), so a telemetry consumer can
-subscribe without touching the services (doc/operations.md,
-"Notifications"). ``driver = noop`` turns them off; Nova's consumers
-listen on ``versioned_notifications``, which ``topics`` can name.
-The sample config lists these options through the ``oslo.messaging``
-namespace of the config generator, so :func:`list_opts` returns nothing.
+Berth keeps oslo.messaging's defaults: no driver, so no notification is
+sent until an operator sets ``driver = messagingv2`` (as Nova), and the
+topic ``notifications``. doc/operations.md, "Notifications", says why
+they are off by default (queues nobody consumes grow; they cost CPU) and
+what a consumer binds to. The sample config lists these options through
+the ``oslo.messaging`` namespace of the config generator, so
+:func:`list_opts` returns nothing.
 """
 
 from oslo_messaging import opts as messaging_opts
 
 GROUP = 'oslo_messaging_notifications'
-DEFAULT_DRIVER = ['messagingv2']
-DEFAULT_TOPICS = ['notifications']
 
 
 def _notification_opts():
@@ -29,10 +25,8 @@ def _notification_opts():
 
 
 def register_opts(conf):
-    """Register oslo.messaging's notification options, Berth's defaults."""
+    """Register oslo.messaging's notification options."""
     conf.register_opts(_notification_opts(), group=GROUP)
-    conf.set_default('driver', DEFAULT_DRIVER, group=GROUP)
-    conf.set_default('topics', DEFAULT_TOPICS, group=GROUP)
 
 
 def list_opts():

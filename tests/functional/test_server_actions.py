@@ -37,7 +37,9 @@ def cloud(database_servers, tmp_path_factory):  # noqa: F811
             str(tmp_path_factory.mktemp('actions')), hosts=len(HOSTS),
             extra_conf={('fake_driver', 'fail_actions'): 'suspend:%s'
                         % HOSTS[1],
-                        ('fake_driver', 'action_latency'): 0.2}
+                        ('fake_driver', 'action_latency'): 0.2,
+                        ('oslo_messaging_notifications', 'driver'):
+                            'messagingv2'}
     ) as deployment:
         yield deployment
 
