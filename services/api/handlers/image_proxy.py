@@ -114,11 +114,7 @@ def delete_image(req):
 
     :raises errors.Forbidden: the image is protected.
     """
-    image = _image(req, 'image:delete_image')
-    if image['protected']:
-        raise errors.Forbidden('Image %s is protected and cannot be '
-                               'deleted.' % image['id'])
-    image_records.delete_image(util.context(req), image['id'])
+    catalog.delete_unprotected(req, _image(req, 'image:delete_image'))
     return util.no_content(204)
 
 

@@ -234,12 +234,19 @@ def delete_image(req):
     :raises errors.Forbidden: the image is protected.
     """
     _require_builtin(req)
-    image = _get(req, 'image:delete_image')
+    delete_unprotected(req, _get(req, 'image:delete_image'))
+    return util.no_content(204)
+
+
+def delete_unprotected(req, image):
+    """Delete ``image`` (a record the caller may delete) from the catalog.
+
+    :raises errors.Forbidden: the image is protected.
+    """
     if image['protected']:
         raise errors.Forbidden('Image %s is protected and cannot be '
                                'deleted.' % image['id'])
     image_records.delete_image(util.context(req), image['id'])
-    return util.no_content(204)
 
 
 def upload_image(req):

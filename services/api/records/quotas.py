@@ -27,22 +27,29 @@ def get_project_limits(ctxt, project_id):
         _PROJECT_LIMITS, {'project_id': project_id})}
 
 
+def _set_limits(session, table, key_name, key, limits):
+    """Create or replace the limits (resource -> limit) of the rows of
+    ``table`` whose ``key_name`` column is ``key``.
+    """
+    now = timeutils.utcnow()
+    key_column = table.c[key_name]
+    existing = set(session.execute(sa.select(table.c.resource).where(
+        key_column == key)).scalars())
+    for resource, limit in limits.items():
+        if resource in existing:
+            session.execute(table.update().where(
+                key_column == key, table.c.resource == resource).values(
+                hard_limit=limit, updated_at=now))
+        else:
+            session.execute(table.insert().values(
+                {key_name: key, 'resource': resource, 'hard_limit': limit,
+                 'created_at': now}))
+
+
 @records.writer
 def set_project_limits(ctxt, project_id, limits):
     """Create or replace ``project_id``'s limits (resource -> limit)."""
-    now = timeutils.utcnow()
-    existing = set(ctxt.session.execute(sa.select(_Q.resource).where(
-        _Q.project_id == project_id)).scalars())
-    for resource, limit in limits.items():
-        if resource in existing:
-            ctxt.session.execute(t.quotas.update().where(
-                _Q.project_id == project_id,
-                _Q.resource == resource).values(hard_limit=limit,
-                                                updated_at=now))
-        else:
-            ctxt.session.execute(t.quotas.insert().values(
-                project_id=project_id, resource=resource, hard_limit=limit,
-                created_at=now))
+    _set_limits(ctxt.session, t.quotas, 'project_id', project_id, limits)
 
 
 @records.writer
@@ -69,16 +76,5 @@ def get_class_limits(ctxt, class_name):
 @records.writer
 def set_class_limits(ctxt, class_name, limits):
     """Create or replace quota class ``class_name``'s limits."""
-    now = timeutils.utcnow()
-    existing = set(ctxt.session.execute(sa.select(_C.resource).where(
-        _C.class_name == class_name)).scalars())
-    for resource, limit in limits.items():
-        if resource in existing:
-            ctxt.session.execute(t.quota_classes.update().where(
-                _C.class_name == class_name,
-                _C.resource == resource).values(hard_limit=limit,
-                                                updated_at=now))
-        else:
-            ctxt.session.execute(t.quota_classes.insert().values(
-                class_name=class_name, resource=resource, hard_limit=limit,
-                created_at=now))
+    _set_limits(ctxt.session, t.quota_classes, 'class_name', class_name,
+                limits)
