@@ -104,3 +104,17 @@ class MaxRetriesExceeded(NoValidHost):
 
 class InstanceGroupNotFound(NotFound):
     msg_fmt = 'Instance group %(group_uuid)s could not be found.'
+
+
+class MigrationNotFound(NotFound):
+    msg_fmt = 'Migration %(migration_id)s could not be found.'
+
+
+class MigrationNotFoundForInstance(MigrationNotFound):
+    msg_fmt = ('Migration %(migration_id)s not found for instance '
+               '%(instance_id)s')
+
+
+class UnexpectedMigrationStatusError(BerthException):
+    msg_fmt = ('Conflict updating migration %(migration_id)s. Expected '
+               'status: %(expected)s. Actual: %(actual)s')

@@ -31,6 +31,7 @@ _IN = cell_tables.instances
 _FA = cell_tables.instance_faults
 _AC = cell_tables.instance_actions
 _EV = cell_tables.instance_actions_events
+_MI = cell_tables.migrations
 SHADOW = cell_tables.shadow_tables
 
 # NOTE: the api database rows named by instance uuid that nova-manage
@@ -193,6 +194,10 @@ class Archiver(object):
             counts[_FA.name] = _move(
                 conn, _FA, _ids_in(conn, _FA.c.id, _FA.c.instance_uuid, gone),
                 _instance_deleted_at(_FA.c.instance_uuid))
+            # NOTE: an instance's moves are its history: they go with it.
+            counts[_MI.name] = _move(
+                conn, _MI, _ids_in(conn, _MI.c.id, _MI.c.instance_uuid, gone),
+                _instance_deleted_at(_MI.c.instance_uuid))
             counts[_IN.name] = _move(conn, _IN, gone_ids)
             # NOTE: tags have no shadow table (Nova keeps none either):
             # destroying an instance removed them; any left are dropped.

@@ -160,6 +160,9 @@ instances = sa.Table(
     sa.Column('access_ip_v4', sa.String(39)),
     sa.Column('access_ip_v6', sa.String(39)),
     sa.Column('system_metadata', _json_text()),
+    # NOTE: while the server moves, what it has on each side (see
+    # common/objects/migration.py MigrationContext), as JSON.
+    sa.Column('migration_context', _json_text()),
     *_history(),
     sa.UniqueConstraint('uuid', name='uniq_instances0uuid'),
     # NOTE: the live instances of a host: the scheduler's host states and
@@ -217,6 +220,48 @@ instance_actions_events = sa.Table(
 )
 
 
+# NOTE: every move of a server (resize, cold and live migration,
+# evacuation), Nova's columns; the flavors are the instance's own copies
+# (JSON) rather than ids, as instances keep theirs. Soft-deleted and
+# archived with their instance.
+migrations = sa.Table(
+    'migrations', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('instance_uuid', sa.String(36), nullable=False),
+    sa.Column('migration_type', sa.String(255)),
+    sa.Column('status', sa.String(255)),
+    sa.Column('source_compute', sa.String(255)),
+    sa.Column('source_node', sa.String(255)),
+    sa.Column('dest_compute', sa.String(255)),
+    sa.Column('dest_node', sa.String(255)),
+    sa.Column('dest_host', sa.String(255)),
+    sa.Column('old_flavor', _json_text()),
+    sa.Column('new_flavor', _json_text()),
+    sa.Column('project_id', sa.String(255)),
+    sa.Column('user_id', sa.String(255)),
+    sa.Column('hidden', sa.Boolean, nullable=False, default=False),
+    sa.Column('cross_cell_move', sa.Boolean, nullable=False, default=False),
+    sa.Column('memory_total', sa.BigInteger),
+    sa.Column('memory_processed', sa.BigInteger),
+    sa.Column('memory_remaining', sa.BigInteger),
+    sa.Column('disk_total', sa.BigInteger),
+    sa.Column('disk_processed', sa.BigInteger),
+    sa.Column('disk_remaining', sa.BigInteger),
+    *_history(),
+    sa.Index('migrations_uuid_idx', 'uuid', unique=True),
+    sa.Index('migrations_instance_uuid_and_status_idx', 'deleted',
+             'instance_uuid', 'status'),
+    # NOTE: the resource trackers ask for the moves in progress to or
+    # from their host.
+    sa.Index('migrations_source_compute_status_idx', 'source_compute',
+             'status'),
+    sa.Index('migrations_dest_compute_status_idx', 'dest_compute',
+             'status'),
+    sa.Index('migrations_updated_at_idx', 'updated_at'),
+)
+
+
 # NOTE: server tags (2.26) as Nova keeps them: no history columns; an
 # instance's tags go when its row is destroyed, so none is ever archived.
 tags = sa.Table(
@@ -243,5 +288,5 @@ def _shadow(table):
 # doc/operations.md) moves soft-deleted rows and the rows that belong to
 # them to these copies, which ``db purge`` empties.
 ARCHIVED = (services, compute_nodes, instances, instance_faults,
-            instance_actions, instance_actions_events)
+            instance_actions, instance_actions_events, migrations)
 shadow_tables = {table.name: _shadow(table) for table in ARCHIVED}

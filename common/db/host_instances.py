@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from common.db import cell_tables
 from common.db import instance_records
+from common.db import migration_records
 
 _IN = cell_tables.instances
 
@@ -24,9 +25,9 @@ _IN = cell_tables.instances
 # was most of the cost of listing a 500-instance host.
 TRACKED_FIELDS = ('uuid', 'host', 'node', 'project_id', 'image_ref',
                   'vm_state', 'task_state', 'flavor', 'numa_topology',
-                  'pci_requests', 'image_meta')
+                  'pci_requests', 'image_meta', 'migration_context')
 _TRACKED_JSON = {'flavor': None, 'numa_topology': None, 'pci_requests': [],
-                 'image_meta': {}}
+                 'image_meta': {}, 'migration_context': None}
 _TRACKED_PLAIN = tuple(n for n in TRACKED_FIELDS if n not in _TRACKED_JSON)
 
 
@@ -65,6 +66,27 @@ def _changed_since(stamps, since):
     return since is None or stamp is None or stamp >= since
 
 
+def _moves(ctx, host, columns):
+    """The moves in progress to or from ``host`` (Migration primitives),
+    and the tracked rows of their instances that are not on ``host``:
+    the tracker counts a move on both of its nodes until it ends.
+
+    NOTE: always whole: a host has few moves at a time, and the rows of
+    instances elsewhere are not in the host's incremental copy.
+    """
+    migrations = migration_records.counted_for_host(ctx, host)
+    if not migrations:
+        return [], []
+    uuids = sorted({m.instance_uuid for m in migrations})
+    rows = []
+    chunk = instance_records.CHUNK
+    for start in range(0, len(uuids), chunk):
+        rows.extend(ctx.session.execute(sa.select(*columns).where(
+            _IN.c.uuid.in_(uuids[start:start + chunk]), _IN.c.deleted == 0,
+            sa.or_(_IN.c.host != host, _IN.c.host.is_(None)))))
+    return [m.to_primitive() for m in migrations], _tracked(rows)
+
+
 def sync_host_instances(ctxt, database, host, changed_since=None):
     """What a compute agent needs to keep its copy of ``host``'s instances.
 
@@ -75,8 +97,10 @@ def sync_host_instances(ctxt, database, host, changed_since=None):
         ``deleted``) of those rows], 'uuids': [the uuid of every live
         instance on ``host``], 'as_of': this process's clock (ISO), read
         before the rows were: the clock the conductors stamp rows with
-        here}. Which rows left the host is told by ``uuids``, whatever
-        their timestamps say.
+        here, 'migrations': the moves in progress to or from ``host``
+        (Migration primitives), 'moving': the tracked rows of their
+        instances that are not on ``host``}. Which rows left the host is
+        told by ``uuids``, whatever their timestamps say.
     """
     since = instance_records.to_datetime(changed_since)
     columns = [_IN.c[name] for name in TRACKED_FIELDS]
@@ -98,7 +122,9 @@ def sync_host_instances(ctxt, database, host, changed_since=None):
                 # not come back as this host's.
                 rows.extend(ctx.session.execute(sa.select(*columns).where(
                     _IN.c.uuid.in_(changed[start:start + chunk]), *live)))
+        migrations, moving = _moves(ctx, host, columns)
         return {'instances': _tracked(rows),
                 'uuids': [s.uuid for s in stamps],
+                'migrations': migrations, 'moving': moving,
                 'as_of': instance_records.iso_time(as_of)}
     return database.reader(fetch)(ctxt)

@@ -47,7 +47,8 @@ _MAX_MESSAGE = 255
 
 # Instance fields stored as JSON text, and their empty value.
 _JSON_FIELDS = {'numa_topology': None, 'pci_requests': [], 'metadata': {},
-                'image_meta': {}, 'system_metadata': {}}
+                'image_meta': {}, 'system_metadata': {},
+                'migration_context': None}
 _TIME_FIELDS = ('launched_at', 'terminated_at', 'created_at', 'updated_at')
 # Instance fields that are plain columns of the same name.
 _PLAIN_FIELDS = ('uuid', 'display_name', 'project_id', 'user_id',

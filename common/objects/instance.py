@@ -134,6 +134,8 @@ class Instance(base.PrimitiveObject):
     :ivar locked_by: ``owner`` or ``admin`` while ``locked``.
     :ivar system_metadata: what Berth keeps about the server for itself
         (e.g. ``locked_reason``), key -> value.
+    :ivar migration_context: while the server moves, the
+        :class:`~common.objects.migration.MigrationContext` primitive.
     :ivar tags: the server's tags (2.26): given at boot they travel with
         the build request and are written with the row; None for an
         instance read from a cell database whose tags were not read.
@@ -175,6 +177,7 @@ class Instance(base.PrimitiveObject):
     access_ip_v4: str = None
     access_ip_v6: str = None
     system_metadata: dict = dataclasses.field(default_factory=dict)
+    migration_context: dict = None
     tags: list = None
     fault: dict = None
     cell_uuid: str = None

@@ -62,6 +62,10 @@ class RequestGroup(base.PrimitiveObject):
     in_tree: str = None
 
 
+# The moves a request spec may be scheduled for (``move_type``).
+MOVE_TYPES = ('resize', 'migrate', 'live-migrate', 'evacuate', 'unshelve')
+
+
 @dataclasses.dataclass
 class RequestSpec(base.PrimitiveObject):
     """A request to place ``num_instances`` servers.
@@ -72,6 +76,9 @@ class RequestSpec(base.PrimitiveObject):
         API time from flavor and image (see :mod:`common.numa`), or None.
     :ivar pci_requests: list of PCI request dicts (alias, count, spec).
     :ivar requested_resources: extra request groups (ports, accelerators).
+    :ivar move_type: None for a boot; for a server that moves, which move
+        (:data:`MOVE_TYPES`): the scheduler's explanation names it. The
+        conductor sets it on the copy it sends and never stores it.
     """
 
     instance_uuid: str = None
@@ -93,6 +100,7 @@ class RequestSpec(base.PrimitiveObject):
     requested_resources: list = dataclasses.field(default_factory=list)
     is_bfv: bool = False
     request_id: str = None
+    move_type: str = None
 
     def get_scheduler_hint(self, name, default=None):
         """The hint ``name``: its single value, its list, or ``default``.

@@ -58,6 +58,12 @@ PROVIDER_TREE = '1.39'
 #: not send.
 CONDUCTOR_ALLOCATIONS = '1.36'
 
+#: A move hands the source allocation from the instance's consumer to the
+#: migration's, and back on a revert, in one ``POST /allocations`` (1.13),
+#: with consumer generations (1.28) and the migration's consumer type
+#: (1.38), so that audits and usages by consumer type tell the two apart.
+MOVE_ALLOCATIONS = '1.38'
+
 #: Provider listings and per-provider allocation reads of the allocation
 #: audit (services/conductor/allocation_audit.py) and the all-in-one
 #: launcher's readiness check: 1.14 for ``root_provider_uuid``, which the

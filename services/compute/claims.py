@@ -36,6 +36,8 @@ class Claim(object):
     :ivar numa_topology: the fitted instance topology (host cell ids,
         pinning), or None.
     :ivar pci_devices: addresses of the devices given to the instance.
+    :ivar migration_uuid: for a move claim, the migration (the claim and
+        its usage are then keyed by it, not by the instance).
     """
 
     instance_uuid: str
@@ -43,6 +45,7 @@ class Claim(object):
     usage: usage_mod.InstanceUsage
     numa_topology: topology.InstanceTopology = None
     pci_devices: list = dataclasses.field(default_factory=list)
+    migration_uuid: str = None
 
 
 def limits_for(selection_limits, ratios):

@@ -65,6 +65,9 @@ class HostInstances(object):
         self._incremental = 0
         #: fetches so far, by kind ('full', 'incremental').
         self.fetches = {'full': 0, 'incremental': 0}
+        #: the last reply's moves: (Migration primitives in progress to
+        #: or from the host, {uuid: row} of their instances elsewhere).
+        self.moves = ([], {})
 
     def fetch(self, ctxt):
         """The rows of the live instances on the host.
@@ -86,6 +89,9 @@ class HostInstances(object):
                 reply = self._call(ctxt, None)
             if full:
                 self._replace(reply)
+            self.moves = (reply.get('migrations') or [],
+                          {row['uuid']: row
+                           for row in reply.get('moving') or ()})
             self._advance(reply['as_of'], full)
             return list(self._rows.values())
 

@@ -21,6 +21,7 @@ import time
 
 from services.compute import claims as claims_mod
 from services.compute import instance_sync
+from services.compute import move_usage
 from services.compute import pci_tracker
 from services.compute import provider_tree
 from services.compute import report as report_mod
@@ -37,7 +38,11 @@ class NodeState(object):
     """One node's resources and the usage counted on them.
 
     :ivar usages: instance uuid -> InstanceUsage of everything counted.
-    :ivar claims: instance uuid -> Claim of builds in flight.
+    :ivar claims: instance uuid -> Claim of builds in flight; migration
+        uuid -> Claim of moves claimed here and not finished yet.
+    :ivar move_consumers: the migration and instance uuids of the moves
+        counted on the node (their usages are keyed by migration uuid,
+        see :mod:`.move_usage`).
     :ivar known_numa, known_pci: placements this agent claimed, used
         until the instance's row carries them.
     """
@@ -50,6 +55,8 @@ class NodeState(object):
         self.pci = pci_tracker.PciTracker()
         self.usages = {}
         self.claims = {}
+        self.move_consumers = set()
+        self.move_keys = set()
         self.known_numa = {}
         self.known_pci = {}
         self.numa_cache = {}
@@ -161,17 +168,23 @@ class ResourceTracker(object):
         """
         started = self.clock()
         instances = self.instances.fetch(ctxt)
+        migrations, moving = self.instances.moves
+        rows = dict(moving)
+        rows.update((i['uuid'], i) for i in instances)
         nodenames = self.driver.get_available_nodes(self.host)
         results = {}
         for nodename in nodenames:
             mine = [i for i in instances if i.get('node') in (
                 nodename, None) or len(nodenames) == 1]
+            moves = move_usage.usages_for_node(self.host, nodename,
+                                               migrations, rows)
             results[nodename] = self._update_node(
-                ctxt, nodename, mine, started, seen_by_root, placement)
+                ctxt, nodename, mine, started, seen_by_root, placement,
+                moves)
         return results
 
     def _update_node(self, ctxt, nodename, instances, started, seen_by_root,
-                     placement):
+                     placement, moves=({}, set())):
         resources = self.driver.get_available_resource(self.host, nodename)
         if not resources.host_ip:
             # NOTE: the node's address is the host's, as in Nova; the
@@ -179,7 +192,7 @@ class ResourceTracker(object):
             resources.host_ip = self.conf.my_ip
         with self.lock:
             node = self.nodes.setdefault(nodename, NodeState(nodename))
-            self._rebuild(node, resources, instances, started)
+            self._rebuild(node, resources, instances, started, moves)
         result = {'saved': self.save_record(ctxt, nodename), 'wrote': False,
                   'removed': []}
         if placement and node.uuid:
@@ -187,9 +200,10 @@ class ResourceTracker(object):
         self._notify_schedulers(ctxt, node)
         return result
 
-    def _rebuild(self, node, resources, instances, started):
+    def _rebuild(self, node, resources, instances, started, moves):
         node.resources = resources
         usages = {}
+        move_usages, node.move_consumers = moves
         parsed = {}
         for instance in instances:
             uuid = instance['uuid']
@@ -202,8 +216,13 @@ class ResourceTracker(object):
             usages[uuid] = usage_mod.from_instance(instance, numa=numa)
         node.numa_cache = {u: node.numa_cache[u] for u in parsed
                            if u in node.numa_cache}
+        for uuid, usage in move_usages.items():
+            if self._removed.get(uuid, -1) < started:
+                usages[uuid] = usage
         for uuid, claim in node.claims.items():
             usages[uuid] = claim.usage
+        node.move_keys = set(move_usages) | {
+            u for u, c in node.claims.items() if c.migration_uuid}
         for known in (node.known_numa, node.known_pci):
             for uuid in [u for u in known if u not in usages]:
                 known.pop(uuid)
@@ -305,7 +324,8 @@ class ResourceTracker(object):
                 replace_stale=self.conf.compute.
                 replace_stale_resource_provider)
             with self.lock:
-                known = set(node.usages) | set(node.claims)
+                known = (set(node.usages) | set(node.claims) |
+                         node.move_consumers)
             if self.auditor.needed(node.uuid, seen, known,
                                    force=result['wrote']):
                 result['removed'] = self.auditor.audit(
@@ -329,7 +349,11 @@ class ResourceTracker(object):
                 self.conf.filter_scheduler.track_instance_changes):
             return
         with self.lock:
-            infos = [node.usages[u].info() for u in sorted(node.usages)]
+            # NOTE: a move's usage is no instance of the node's: the
+            # schedulers' view of instances per host (affinity) keeps to
+            # the rows.
+            infos = [node.usages[u].info() for u in sorted(node.usages)
+                     if u not in node.move_keys]
             if infos == node.instance_info:
                 return
             node.instance_info = infos
@@ -383,6 +407,49 @@ class ResourceTracker(object):
             self._removed.pop(uuid, None)
         return claim
 
+    def move_claim(self, instance, migration_uuid, flavor, request_spec,
+                   nodename, selection_limits, mappings=None):
+        """Claim what a server moving to ``nodename`` needs there.
+
+        The claim is the new flavor's (the same one but for a resize),
+        fitted as a build's is (NUMA cells, pinned CPUs, pages, PCI
+        devices), and is keyed by the migration: on a same-host resize
+        the instance keeps counting with its old flavor beside it.
+
+        :param instance: the Instance primitive.
+        :param flavor: the flavor primitive the server will have here.
+        :param request_spec: the move's RequestSpec primitive (its
+            ``numa_topology`` and ``pci_requests`` are the new flavor's).
+        :returns: the :class:`~.claims.Claim`.
+        :raises claims.ComputeResourcesUnavailable: it does not fit.
+        """
+        moving = dict(instance, uuid=migration_uuid, flavor=flavor,
+                      numa_topology=None,
+                      pci_requests=(request_spec or {}).get('pci_requests')
+                      or instance.get('pci_requests') or [])
+        claim = self.claim(moving, request_spec, nodename, selection_limits,
+                           mappings=mappings)
+        with self.lock:
+            claim.instance_uuid = instance['uuid']
+            claim.migration_uuid = migration_uuid
+            self.nodes[nodename].move_keys.add(migration_uuid)
+        return claim
+
+    def finish_move_claim(self, migration_uuid):
+        """The instance's row now names the claim's node, with the
+        claimed topology: it counts by its row from here on.
+        """
+        with self.lock:
+            for node in self.nodes.values():
+                claim = node.claims.pop(migration_uuid, None)
+                if claim is None:
+                    continue
+                if claim.numa_topology is not None:
+                    node.known_numa[claim.instance_uuid] = \
+                        claim.numa_topology
+                if claim.pci_devices:
+                    node.known_pci[claim.instance_uuid] = claim.pci_devices
+
     def finish_build(self, instance):
         """The build of ``instance`` (a primitive) succeeded."""
         with self.lock:
@@ -394,7 +461,8 @@ class ResourceTracker(object):
                     node.usages[instance['uuid']] = claim.usage
 
     def release(self, instance_uuid):
-        """Stop counting an instance (aborted build or delete).
+        """Stop counting an instance (aborted build or delete), or a
+        move claim by its migration uuid (the move failed or was reverted).
 
         :returns: the names of the nodes it was counted on.
         """

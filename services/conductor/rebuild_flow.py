@@ -31,6 +31,7 @@ from common import notifications
 from common.objects import image as image_obj
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
+from services.conductor import move_spec
 
 LOG = logging.getLogger(__name__)
 
@@ -72,26 +73,6 @@ def check_spec(spec, instance, image_meta):
     hints[CHECK_TYPE_HINT] = ['rebuild']
     check.scheduler_hints = hints
     return check
-
-
-def _stored_spec(conductor, ctxt, instance):
-    """The instance's stored request spec, or one made from the instance
-    (a server whose spec is gone still has its flavor).
-    """
-    if conductor.cells.has_api:
-        try:
-            return boot_records.get_request_spec(
-                ctxt, instance['uuid'], database=conductor.cells.api)
-        except exception.RequestSpecNotFound:
-            LOG.info('Instance %s has no request spec; using its own '
-                     'fields for the rebuild check', instance['uuid'])
-    inst = instance_obj.Instance.from_primitive(instance)
-    return spec_obj.RequestSpec(
-        instance_uuid=inst.uuid, project_id=inst.project_id,
-        user_id=inst.user_id, flavor=inst.flavor,
-        availability_zone=inst.availability_zone,
-        numa_topology=inst.numa_topology,
-        pci_requests=list(inst.pci_requests or []))
 
 
 def _event(conductor, ctxt, database, uuid, phase, result=None, tb=None):
@@ -139,7 +120,7 @@ def _check_host(conductor, ctxt, instance, request):
 
     :raises common.exception.NoValidHost: the host does not fit it.
     """
-    spec = _stored_spec(conductor, ctxt, instance)
+    spec = move_spec.stored_spec(conductor, ctxt, instance)
     image_meta = image_obj.ImageMeta.from_primitive(request.image_meta)
     conductor.notify(ctxt, 'instance.rebuild_scheduled.start',
                      notifications.instance_payload(instance, ctxt=ctxt))

@@ -24,6 +24,7 @@ from common.db import compute_records
 from common.db import host_instances
 from common.db import instance_records
 from common.db import instance_updates
+from common.db import migration_records
 from common.db import snapshot_images
 from common import exception
 from common import servicegroup_db
@@ -166,6 +167,27 @@ class RecordProxy(object):
             return None
         instance.cell_uuid = cell_uuid
         return instance.to_primitive()
+
+    # --- migrations ----------------------------------------------------------
+
+    @messaging.expected_exceptions(exception.InstanceNotFound,
+                                   exception.MigrationNotFound)
+    def migration_get(self, ctxt, instance_uuid, migration_uuid):
+        """The Migration primitive of a move of ``instance_uuid``."""
+        _cell, database = self._instance_db(ctxt, instance_uuid)
+        return migration_records.get_migration(
+            ctxt, database, migration_uuid).to_primitive()
+
+    @messaging.expected_exceptions(exception.InstanceNotFound,
+                                   exception.MigrationNotFound,
+                                   exception.UnexpectedMigrationStatusError)
+    def migration_update(self, ctxt, instance_uuid, migration_uuid, values,
+                         expected_status=None):
+        """Change a migration (guarded by its status); its primitive."""
+        _cell, database = self._instance_db(ctxt, instance_uuid)
+        return migration_records.update_migration(
+            ctxt, database, migration_uuid, values,
+            expected_status=expected_status).to_primitive()
 
     def instance_updates(self, ctxt, updates):
         """Several brief instance updates, one transaction per cell.

@@ -254,6 +254,29 @@ class ConductorAPI(object):
         return self._records().call(ctxt, 'instances_get_by_host',
                                     host=host, changed_since=changed_since)
 
+    def migration_get(self, ctxt, instance_uuid, migration_uuid):
+        """The Migration primitive of a move of ``instance_uuid``.
+
+        :raises common.exception.MigrationNotFound: there is none.
+        """
+        return self._records().call(ctxt, 'migration_get',
+                                    instance_uuid=instance_uuid,
+                                    migration_uuid=migration_uuid)
+
+    def migration_update(self, ctxt, instance_uuid, migration_uuid, values,
+                         expected_status=None):
+        """Change fields of a migration; its new primitive.
+
+        :param expected_status: a status or a list of them; the update
+            happens only in one of those.
+        :raises common.exception.UnexpectedMigrationStatusError: the
+            guard failed.
+        """
+        return self._records().call(
+            ctxt, 'migration_update', instance_uuid=instance_uuid,
+            migration_uuid=migration_uuid, values=values,
+            expected_status=expected_status)
+
     def instance_get(self, ctxt, instance_uuid):
         """The Instance primitive of a live instance.
 

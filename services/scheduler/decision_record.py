@@ -74,6 +74,7 @@ def pick_note(pick):
 def _shared(explanation):
     """The parts of the record every instance of the request shares."""
     return {
+        'request_kind': explanation.get('request_kind', 'boot'),
         'summary': explanation.get('summary'),
         'placement_query': explanation.get('placement_query'),
         'candidates': explanation.get('candidates', 0),

@@ -41,6 +41,10 @@ class Explanation(object):
         # add_pick): the "why here" record names both.
         self.ignored_hints = []
         self.picks = []
+        # NOTE: what was placed: 'boot', or the kind of move (the
+        # request spec's move_type: resize, migrate, live-migrate,
+        # evacuate, unshelve).
+        self.request_kind = 'boot'
         self.timings = collections.OrderedDict()
 
     @contextlib.contextmanager
@@ -133,7 +137,8 @@ class Explanation(object):
 
     def to_dict(self):
         """The full record as JSON primitives."""
-        return {'placement_query': self.placement_query,
+        return {'request_kind': self.request_kind,
+                'placement_query': self.placement_query,
                 'placement_answer_shared': self.placement_answer_shared,
                 'candidates': self.candidates, 'hosts': self.hosts,
                 'filters': self.filters, 'rejections': self.rejections,

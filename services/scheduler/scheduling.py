@@ -124,7 +124,7 @@ class Scheduler(object):
         """
         unread = hints_mod.unread(spec, self.enabled)
         hints_mod.log_ignored(unread)
-        record = _new_record(unread)
+        record = _new_record(unread, spec)
         try:
             return self._schedule(context, placing.Request(
                 spec, instance_uuids, return_alternates, dry_run),
@@ -137,7 +137,7 @@ class Scheduler(object):
         # on an answer of its own.
         LOG.debug('No host in a shared placement answer; asking placement '
                   'again')
-        record = _new_record(unread)
+        record = _new_record(unread, spec)
         return self._schedule(context, placing.Request(
             spec, instance_uuids, return_alternates, dry_run),
             record, reuse=False), record
@@ -299,9 +299,12 @@ class Scheduler(object):
         return weighed
 
 
-def _new_record(unread):
-    """A fresh Explanation naming the hints nothing reads (see hints)."""
+def _new_record(unread, spec):
+    """A fresh Explanation naming the hints nothing reads (see hints)
+    and the kind of request (a boot or which move).
+    """
     record = explanation_mod.Explanation()
+    record.request_kind = spec.move_type or 'boot'
     record.ignored_hints = unread
     record.notes.extend(hints_mod.note(item) for item in unread)
     return record

@@ -19,6 +19,7 @@ CALLERS = [
     'services/compute/report.py',
     'services/conductor/allocation_audit.py',
     'services/conductor/allocations.py',
+    'services/conductor/move_allocations.py',
     'services/manage/placement_audit.py',
     'services/manage/placement_heal.py',
     'services/manage/status.py',

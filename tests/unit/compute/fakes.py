@@ -27,6 +27,7 @@ import webob
 from common import exception
 from common.objects import flavor as flavor_obj
 from common.objects import instance as instance_obj
+from common.objects import migration as migration_obj
 from common import servicegroup
 
 
@@ -63,6 +64,7 @@ class FakeConductor(object):
         self.faults = []
         self.events = []
         self.rebuilds = []
+        self.migrations = {}
         self.calls = []
         self._ids = itertools.count(1)
 
@@ -172,8 +174,48 @@ class FakeConductor(object):
             return live
         self._log('instances_get_by_host(changed_since)')
         since = _parse(changed_since)
+        with self.lock:
+            moves = [copy.deepcopy(m) for m in self.migrations.values()
+                     if host in (m['source_compute'], m['dest_compute'])
+                     and m['status'] not in migration_obj.NOT_COUNTED]
+            moving = [copy.deepcopy(self.instances[m['instance_uuid']])
+                      for m in moves
+                      if m['instance_uuid'] in self.instances and
+                      self.instances[m['instance_uuid']]['host'] != host]
         return {'instances': [i for i in live if _changed(i, since)],
-                'uuids': [i['uuid'] for i in live], 'as_of': as_of}
+                'uuids': [i['uuid'] for i in live], 'as_of': as_of,
+                'migrations': moves, 'moving': moving}
+
+    def add_migration(self, **values):
+        """Record a migration (a Migration primitive's fields)."""
+        migration = migration_obj.Migration(**values).to_primitive()
+        with self.lock:
+            self.migrations[migration['uuid']] = migration
+        return migration
+
+    def migration_get(self, ctxt, instance_uuid, migration_uuid):
+        self._log('migration_get')
+        with self.lock:
+            if migration_uuid not in self.migrations:
+                raise exception.MigrationNotFound(migration_id=migration_uuid)
+            return copy.deepcopy(self.migrations[migration_uuid])
+
+    def migration_update(self, ctxt, instance_uuid, migration_uuid, values,
+                         expected_status=None):
+        self._log('migration_update')
+        with self.lock:
+            if migration_uuid not in self.migrations:
+                raise exception.MigrationNotFound(migration_id=migration_uuid)
+            found = self.migrations[migration_uuid]
+            if isinstance(expected_status, str):
+                expected_status = [expected_status]
+            if expected_status is not None and (
+                    found['status'] not in expected_status):
+                raise exception.UnexpectedMigrationStatusError(
+                    migration_id=migration_uuid, expected=expected_status,
+                    actual=found['status'])
+            found.update(copy.deepcopy(values))
+            return copy.deepcopy(found)
 
     def instance_get(self, ctxt, instance_uuid):
         self._log('instance_get')

@@ -1,0 +1,249 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Migrations (server moves) in one cell database.
+
+The conductor creates a migration when it starts a move and the compute
+agents advance its status through the conductor; the API lists them
+(``os-migrations``, ``/servers/{id}/migrations``). Rows stay after the
+move as its history and are archived with their instance.
+"""
+
+import uuid as uuid_mod
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from common.db import cell_tables
+from common.db import instance_records
+from common import exception
+from common.objects import flavor as flavor_obj
+from common.objects import migration as migration_obj
+
+_MI = cell_tables.migrations
+
+_PLAIN = ('id', 'uuid', 'instance_uuid', 'migration_type', 'status',
+          'source_compute', 'source_node', 'dest_compute', 'dest_node',
+          'dest_host', 'project_id', 'user_id', 'memory_total',
+          'memory_processed', 'memory_remaining', 'disk_total',
+          'disk_processed', 'disk_remaining')
+_FLAVORS = ('old_flavor', 'new_flavor')
+UPDATABLE = frozenset(_PLAIN + _FLAVORS) - {'id', 'uuid', 'instance_uuid'}
+
+
+def migration_from_row(row):
+    """The :class:`~common.objects.migration.Migration` of a row."""
+    data = row._mapping
+    values = {name: data[name] for name in _PLAIN}
+    for name in _FLAVORS:
+        found = instance_records.decode_json(
+            data[name], None, '%s of migration %s' % (name, data['uuid']))
+        values[name] = flavor_obj.Flavor.from_primitive(found)
+    values['hidden'] = bool(data['hidden'])
+    values['cross_cell_move'] = bool(data['cross_cell_move'])
+    values['created_at'] = instance_records.iso_time(data['created_at'])
+    values['updated_at'] = instance_records.iso_time(data['updated_at'])
+    return migration_obj.Migration(**values)
+
+
+def _column(name, value):
+    if name in _FLAVORS:
+        if isinstance(value, flavor_obj.Flavor):
+            value = value.to_primitive()
+        return None if value is None else instance_records.column_value(
+            'flavor', value)
+    return value
+
+
+def create_migration(ctxt, database, migration):
+    """Insert ``migration`` (a Migration; a uuid is made when it has none).
+
+    :returns: the Migration as stored (with its id).
+    """
+    values = {name: _column(name, getattr(migration, name))
+              for name in _PLAIN + _FLAVORS if name != 'id'}
+    values['uuid'] = values['uuid'] or str(uuid_mod.uuid4())
+    values.update(hidden=bool(migration.hidden),
+                  cross_cell_move=bool(migration.cross_cell_move),
+                  created_at=timeutils.utcnow(), deleted=0)
+
+    def insert(ctx):
+        ctx.session.execute(_MI.insert().values(**values))
+        return migration_from_row(_select(ctx, _MI.c.uuid == values['uuid']))
+    return instance_records.write(database, insert, ctxt)
+
+
+def _select(ctx, *where):
+    return ctx.session.execute(sa.select(_MI).where(
+        _MI.c.deleted == 0, *where)).first()
+
+
+def get_migration(ctxt, database, migration_uuid):
+    """:raises common.exception.MigrationNotFound: no such migration."""
+    def fetch(ctx):
+        row = _select(ctx, _MI.c.uuid == migration_uuid)
+        if row is None:
+            raise exception.MigrationNotFound(migration_id=migration_uuid)
+        return migration_from_row(row)
+    return database.reader(fetch)(ctxt)
+
+
+def get_by_id_and_instance(ctxt, database, migration_id, instance_uuid):
+    """The migration ``migration_id`` (the row id) of an instance.
+
+    :raises common.exception.MigrationNotFoundForInstance: none.
+    """
+    def fetch(ctx):
+        row = _select(ctx, _MI.c.id == int(migration_id),
+                      _MI.c.instance_uuid == instance_uuid)
+        if row is None:
+            raise exception.MigrationNotFoundForInstance(
+                migration_id=migration_id, instance_id=instance_uuid)
+        return migration_from_row(row)
+    return database.reader(fetch)(ctxt)
+
+
+def update_migration(ctxt, database, migration_uuid, values,
+                     expected_status=None):
+    """Change fields of a migration, atomically guarded by its status.
+
+    :param values: field name -> value (flavors as Flavor or primitive).
+    :param expected_status: a status or a list of them: the update
+        happens only if the migration is in one of them.
+    :returns: the updated Migration.
+    :raises ValueError: for a field that cannot be changed.
+    :raises common.exception.MigrationNotFound: no such migration.
+    :raises common.exception.UnexpectedMigrationStatusError: the guard
+        failed.
+    """
+    unknown = set(values) - UPDATABLE
+    if unknown:
+        raise ValueError('not updatable: %s' % ', '.join(sorted(unknown)))
+    columns = {name: _column(name, value) for name, value in values.items()}
+    columns['updated_at'] = timeutils.utcnow()
+    expected = expected_status
+    if isinstance(expected, str):
+        expected = [expected]
+
+    def update(ctx):
+        where = [_MI.c.uuid == migration_uuid, _MI.c.deleted == 0]
+        if expected is not None:
+            where.append(_MI.c.status.in_(list(expected)))
+        done = ctx.session.execute(
+            _MI.update().where(*where).values(**columns)).rowcount
+        row = _select(ctx, _MI.c.uuid == migration_uuid)
+        if row is None:
+            raise exception.MigrationNotFound(migration_id=migration_uuid)
+        if not done:
+            raise exception.UnexpectedMigrationStatusError(
+                migration_id=migration_uuid, expected=expected,
+                actual=row.status)
+        return migration_from_row(row)
+    return instance_records.write(database, update, ctxt)
+
+
+def in_progress_for_instance(ctxt, database, instance_uuid,
+                             migration_types=None):
+    """The instance's migrations not yet ended, newest first."""
+    def fetch(ctx):
+        query = sa.select(_MI).where(
+            _MI.c.deleted == 0, _MI.c.instance_uuid == instance_uuid,
+            _MI.c.status.not_in(sorted(migration_obj.ENDED)))
+        if migration_types:
+            query = query.where(_MI.c.migration_type.in_(
+                list(migration_types)))
+        rows = ctx.session.execute(
+            query.order_by(_MI.c.created_at.desc(), _MI.c.id.desc()))
+        return [migration_from_row(r) for r in rows]
+    return database.reader(fetch)(ctxt)
+
+
+def counted_for_host(ctx, host):
+    """The migrations a host's resource tracker counts (in a reader
+    transaction ``ctx``): those to or from ``host`` still in progress.
+    """
+    query = sa.select(_MI).where(
+        _MI.c.deleted == 0,
+        sa.or_(_MI.c.source_compute == host, _MI.c.dest_compute == host),
+        _MI.c.status.not_in(sorted(migration_obj.NOT_COUNTED)))
+    return [migration_from_row(r) for r in ctx.session.execute(query)]
+
+
+class Filters(object):
+    """What ``os-migrations`` and ``/servers/{id}/migrations`` filter on.
+
+    Every attribute is None when not filtered; ``host`` matches either
+    side, ``changes_since``/``changes_before`` the ``updated_at`` (the
+    creation time of a row never updated).
+    """
+
+    def __init__(self, instance_uuid=None, status=None, host=None,
+                 source_compute=None, dest_compute=None, node=None,
+                 migration_type=None, changes_since=None,
+                 changes_before=None, user_id=None, project_id=None,
+                 statuses=None):
+        self.instance_uuid = instance_uuid
+        self.status = status
+        self.statuses = statuses
+        self.host = host
+        self.source_compute = source_compute
+        self.dest_compute = dest_compute
+        self.node = node
+        self.migration_type = migration_type
+        self.changes_since = changes_since
+        self.changes_before = changes_before
+        self.user_id = user_id
+        self.project_id = project_id
+
+    def clauses(self):
+        """The WHERE clauses of these filters."""
+        found = [_MI.c.deleted == 0, _MI.c.hidden == sa.false()]
+        for name in ('instance_uuid', 'status', 'source_compute',
+                     'dest_compute', 'migration_type', 'user_id',
+                     'project_id'):
+            value = getattr(self, name)
+            if value is not None:
+                found.append(_MI.c[name] == value)
+        if self.statuses is not None:
+            found.append(_MI.c.status.in_(list(self.statuses)))
+        if self.host is not None:
+            found.append(sa.or_(_MI.c.source_compute == self.host,
+                                _MI.c.dest_compute == self.host))
+        if self.node is not None:
+            found.append(sa.or_(_MI.c.source_node == self.node,
+                                _MI.c.dest_node == self.node))
+        changed = sa.func.coalesce(_MI.c.updated_at, _MI.c.created_at)
+        if self.changes_since is not None:
+            found.append(changed >= instance_records.to_datetime(
+                self.changes_since))
+        if self.changes_before is not None:
+            found.append(changed <= instance_records.to_datetime(
+                self.changes_before))
+        return found
+
+
+def list_migrations(ctxt, database, filters=None, marker=None, limit=None):
+    """Migrations newest first (created_at, then id, descending).
+
+    :param filters: a :class:`Filters`.
+    :param marker: the uuid of the last migration of the previous page.
+    :raises common.exception.MigrationNotFound: the marker is not in this
+        database (the caller may then look in the next cell).
+    """
+    filters = filters or Filters()
+
+    def fetch(ctx):
+        query = sa.select(_MI).where(*filters.clauses())
+        if marker is not None:
+            row = _select(ctx, _MI.c.uuid == marker)
+            if row is None:
+                raise exception.MigrationNotFound(migration_id=marker)
+            created = row.created_at
+            query = query.where(sa.or_(
+                _MI.c.created_at < created,
+                sa.and_(_MI.c.created_at == created, _MI.c.id < row.id)))
+        query = query.order_by(_MI.c.created_at.desc(), _MI.c.id.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        return [migration_from_row(r) for r in ctx.session.execute(query)]
+    return database.reader(fetch)(ctxt)
