@@ -13,7 +13,10 @@ rate of single requests; a larger batch is multi-create (``min_count =
 max_count = batch``), which the report labels as such. Between phases the
 servers are deleted, so that every phase starts on empty hosts. After
 the last one, the actions phase (``--actions`` stop/start pairs, 0 to
-skip; see :mod:`tests.bench.e2e_actions`) stops and starts the servers.
+skip; see :mod:`tests.bench.e2e_actions`) stops and starts the servers,
+and the moves phase (``--cold`` migrations, ``--live`` migrations, a host
+of ``--drain`` servers emptied; see :mod:`tests.bench.e2e_moves`) moves
+them.
 
 Reported per phase: servers/s to ACTIVE (ACTIVE servers over the time from
 the first POST to the last ``launched_at``), p50/p95 API-to-ACTIVE latency
@@ -50,6 +53,7 @@ import warnings
 from tests.bench import e2e_actions as actions
 from tests.bench import e2e_clouds as clouds
 from tests.bench import e2e_load as load
+from tests.bench import e2e_moves as moves
 from tests.bench import scheduler as scheduler_bench
 
 TARGET_SERVERS_PER_S = 50.0
@@ -313,6 +317,15 @@ def verdicts(results):
             phase['kind'], phase['batch'], _fmt(rate),
             TARGET_SERVERS_PER_S, 'met' if met else 'MISSED'),
             met or phase['batch'] != 1))
+    for key in ('cold', 'live'):
+        part = (results.get('moves') or {}).get(key)
+        if part is None:
+            continue
+        rate = part['moves_per_s']
+        met = rate is not None and rate >= TARGET_SERVERS_PER_S
+        lines.append(('%s migrations: %s moves/s, target >= %.0f: %s' % (
+            key, _fmt(rate), TARGET_SERVERS_PER_S,
+            'met' if met else 'MISSED'), met))
     return lines
 
 
@@ -336,6 +349,8 @@ def print_report(results, out=sys.stdout):
             if deletion['failure'] else ''))
     if results.get('actions'):
         actions.print_phase(results['actions'], out)
+    if results.get('moves'):
+        moves.print_phase(results['moves'], out)
     out.write('\n')
     for line, _met in verdicts(results):
         out.write(line + '\n')
@@ -376,6 +391,15 @@ def add_arguments(parser):
     parser.add_argument('--actions', type=int, default=1000,
                         help='stop/start pairs after the last phase, on '
                              'its servers (default 1000; 0 skips)')
+    parser.add_argument('--cold', type=int, default=500,
+                        help='cold migrations (migrate + confirm) after '
+                             'the actions phase (default 500; 0 skips)')
+    parser.add_argument('--live', type=int, default=400,
+                        help='live migrations of other servers after '
+                             'that (default 400; 0 skips)')
+    parser.add_argument('--drain', type=int, default=100,
+                        help='servers booted onto one host, then all '
+                             'live-migrated away (default 100; 0 skips)')
     parser.add_argument('--poll-interval', type=float, default=1.0)
     parser.add_argument('--timeout', type=float, default=900,
                         help='seconds a phase may take (default 900)')
@@ -462,6 +486,11 @@ def _phases(cloud, args, results):
             results['actions'] = actions.run_phase(cloud, args, admin, user,
                                                    servers)
             actions.print_phase(results['actions'], sys.stderr)
+        if (args.cold or args.live or args.drain) and \
+                not phase['failures']:
+            results['moves'] = moves.run_phase(cloud, args, admin, servers,
+                                               image_id)
+            moves.print_phase(results['moves'], sys.stderr)
     finally:
         if profiler is not None:
             profiler.stop()
@@ -512,7 +541,8 @@ def run(args):
     print_report(results)
     failures = [f for p in results['phases'] for f in p['failures']] + [
         d['failure'] for d in results['deletions'] if d['failure']] + (
-        results.get('actions') or {}).get('failures', [])
+        results.get('actions') or {}).get('failures', []) + moves.failures(
+        results.get('moves') or {})
     missed = not all(met for _line, met in verdicts(results))
     if not keep and not (failures or missed):
         shutil.rmtree(args.workdir, ignore_errors=True)
