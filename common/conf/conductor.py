@@ -63,6 +63,27 @@ Related options:
 * ``[compute] instance_build_timeout``: the bound for builds that reached
   a compute agent.
 """),
+    cfg.IntOpt('move_timeout', default=3600, min=0, help="""
+Seconds after which a server move (resize, cold or live migration,
+evacuation) that made no progress is ended: its migration, in progress
+but unchanged that long, goes to ``error``; a server still on its source
+gets its source allocation back (what it held on the destination is
+dropped), one already on its destination keeps that one; either way its
+task state is cleared and a fault says why.
+
+Berth-specific (Nova leaves such a server in its task state until an
+admin resets it). Every conductor checks every ``move_timeout`` seconds,
+at most every 60 seconds. A resize waiting for its confirmation
+(``VERIFY_RESIZE``) is not stuck, nor is a live migration whose progress
+keeps being reported.
+
+Possible values:
+
+* 0: never end such moves.
+* A positive number of seconds, longer than any move may legitimately
+  take between two steps (a large live migration reports its progress
+  all along).
+"""),
 ]
 
 

@@ -38,6 +38,7 @@ class Claim(object):
     :ivar pci_devices: addresses of the devices given to the instance.
     :ivar migration_uuid: for a move claim, the migration (the claim and
         its usage are then keyed by it, not by the instance).
+    :ivar claimed_at: the tracker's clock when a move claim was made.
     """
 
     instance_uuid: str
@@ -46,6 +47,7 @@ class Claim(object):
     numa_topology: topology.InstanceTopology = None
     pci_devices: list = dataclasses.field(default_factory=list)
     migration_uuid: str = None
+    claimed_at: float = None
 
 
 def limits_for(selection_limits, ratios):

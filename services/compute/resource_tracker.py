@@ -177,14 +177,15 @@ class ResourceTracker(object):
             mine = [i for i in instances if i.get('node') in (
                 nodename, None) or len(nodenames) == 1]
             moves = move_usage.usages_for_node(self.host, nodename,
-                                               migrations, rows)
+                                               migrations, rows) + (
+                {m['uuid'] for m in migrations},)
             results[nodename] = self._update_node(
                 ctxt, nodename, mine, started, seen_by_root, placement,
                 moves)
         return results
 
     def _update_node(self, ctxt, nodename, instances, started, seen_by_root,
-                     placement, moves=({}, set())):
+                     placement, moves=({}, set(), set())):
         resources = self.driver.get_available_resource(self.host, nodename)
         if not resources.host_ip:
             # NOTE: the node's address is the host's, as in Nova; the
@@ -203,7 +204,8 @@ class ResourceTracker(object):
     def _rebuild(self, node, resources, instances, started, moves):
         node.resources = resources
         usages = {}
-        move_usages, node.move_consumers = moves
+        move_usages, node.move_consumers, in_progress = moves
+        self._drop_ended_move_claims(node, in_progress, started)
         parsed = {}
         for instance in instances:
             uuid = instance['uuid']
@@ -231,6 +233,22 @@ class ResourceTracker(object):
         horizon = self.clock() - _REMOVED_MEMORY
         self._removed = {u: t for u, t in self._removed.items()
                          if t > horizon}
+
+    @staticmethod
+    def _drop_ended_move_claims(node, in_progress, started):
+        """Forget move claims whose migration is no longer in progress
+        (ended, reverted, or ended by the conductor's bound on stuck
+        moves) and was made before this update read the migrations.
+        """
+        for uuid, claim in list(node.claims.items()):
+            if claim.migration_uuid and uuid not in in_progress and (
+                    claim.claimed_at is not None and
+                    claim.claimed_at < started):
+                LOG.info('Dropping the claim of migration %s on %s: the '
+                         'move is no longer in progress', uuid,
+                         node.nodename)
+                node.claims.pop(uuid)
+                node.pci.release(uuid)
 
     @staticmethod
     def _parse_numa(node, instance):
@@ -432,6 +450,7 @@ class ResourceTracker(object):
         with self.lock:
             claim.instance_uuid = instance['uuid']
             claim.migration_uuid = migration_uuid
+            claim.claimed_at = self.clock()
             self.nodes[nodename].move_keys.add(migration_uuid)
         return claim
 

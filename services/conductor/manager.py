@@ -14,8 +14,9 @@ objects and hands each request to its module:
   endpoint of the same API)
 * background: host discovery (:mod:`common.db.discovery`, a loop of its
   own), the allocation audit (:mod:`.allocation_audit`) and the bound for
-  builds that never reached a compute (:mod:`.unplaced_builds`), periodic
-  tasks, at the intervals the configuration gives.
+  builds that never reached a compute (:mod:`.unplaced_builds`) and for
+  moves that stopped half-way (:mod:`.stuck_moves`), periodic tasks, at
+  the intervals the configuration gives.
 """
 
 import logging
@@ -41,6 +42,7 @@ from services.conductor import build_flow
 from services.conductor import rebuild_flow
 from services.conductor import record_proxy
 from services.conductor import reschedule
+from services.conductor import stuck_moves
 from services.conductor import unplaced_builds
 
 LOG = logging.getLogger(__name__)
@@ -249,6 +251,11 @@ class ConductorManager(manager.Manager):
             _add_instance_task(self, manager.periodic_task(
                 spacing=bound, name='end_unplaced_builds')(
                     _task_of(ConductorManager._end_unplaced_builds)))
+        bound = stuck_moves.spacing(CONF.conductor.move_timeout)
+        if bound is not None:
+            _add_instance_task(self, manager.periodic_task(
+                spacing=bound, name='end_stuck_moves')(
+                    _task_of(ConductorManager._end_stuck_moves)))
         spacing = CONF.audit.allocation_audit_interval
         if spacing is None or spacing < 0:
             LOG.debug('The allocation audit is disabled')
@@ -303,6 +310,12 @@ class ConductorManager(manager.Manager):
             self.placement, repair=CONF.audit.allocation_audit_repair,
             grace=CONF.audit.allocation_audit_grace_period)
         LOG.info('Allocation audit: %s', report.summary())
+
+    def _end_stuck_moves(self, ctxt):
+        """End moves that stopped half-way (see :mod:`.stuck_moves`)."""
+        if self.cells.has_api:
+            stuck_moves.run(self, ctxt or berth_context.get_admin_context(),
+                            CONF.conductor.move_timeout)
 
     def _end_unplaced_builds(self, ctxt):
         """End builds that never reached a compute agent (see

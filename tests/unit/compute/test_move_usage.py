@@ -135,3 +135,21 @@ def test_audit_keeps_the_allocations_of_moves(make_agent, placement):
     assert rt_tests._allocations(placement, root) == {
         moving['uuid'], outgoing['uuid']}
     del migration
+
+
+def test_claims_of_ended_moves_are_dropped(make_agent):
+    agent = make_agent()
+    conductor = agent.conductor
+    agent.start()
+    moving = conductor.add_instance('other', vcpus=2, memory_mb=1024)
+    migration = _migrate(conductor, moving, 'other', 'cn', _flavor(2, 1024),
+                         _flavor(2, 1024),
+                         migration_type=migration_obj.MIGRATION)
+    agent.tracker('cn').move_claim(moving, migration['uuid'],
+                                   _flavor(2, 1024), {}, 'cn', None)
+    assert _used(agent) == (2, 1024)
+    # NOTE: the conductor ended the move (a stuck one, or an error): the
+    # destination stops counting its claim at the next update.
+    conductor.migrations[migration['uuid']]['status'] = migration_obj.ERROR
+    assert _used(agent) == (0, 0)
+    assert migration['uuid'] not in agent.tracker('cn').nodes['cn'].claims

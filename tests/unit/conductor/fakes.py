@@ -142,6 +142,35 @@ class FakePlacement(placement_client.PlacementCalls):
                     'user_id': body.get('user_id')}
         return self._answer(204)
 
+    def post(self, url, body, version, context=None, **kwargs):
+        """``POST /allocations``: several consumers at once, all or
+        nothing, each guarded by its generation.
+        """
+        self.calls.append(('POST', url))
+        with self._lock:
+            for consumer, entry in body.items():
+                current = self.consumers.get(consumer)
+                generation = entry.get('consumer_generation')
+                if (current is None and generation is not None) or (
+                        current is not None and
+                        generation != current['generation']):
+                    return self._conflict('consumer generation conflict')
+            for consumer, entry in body.items():
+                current = self.consumers.get(consumer)
+                wanted = {rp: dict(a['resources'])
+                          for rp, a in entry['allocations'].items()}
+                if not wanted:
+                    self.consumers.pop(consumer, None)
+                    continue
+                self.consumers[consumer] = {
+                    'allocations': wanted,
+                    'generation': (current or {'generation': -1})[
+                        'generation'] + 1,
+                    'project_id': entry.get('project_id'),
+                    'user_id': entry.get('user_id'),
+                    'consumer_type': entry.get('consumer_type')}
+        return self._answer(204)
+
     def _put_aggregates(self, rp, body):
         with self._lock:
             if rp not in self.roots:

@@ -1,0 +1,122 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The conductor's bound for moves that stopped half-way."""
+
+import datetime
+import uuid as uuid_mod
+
+from oslo_utils import timeutils
+import pytest
+
+from common.db import cell_tables
+from common.db import instance_records
+from common.db import migration_records
+from common.objects import instance as instance_obj
+from common.objects import migration as migration_obj
+from services.conductor import move_allocations
+from services.conductor import stuck_moves
+from tests.unit.conductor import fakes
+from tests.unit.db import records_fixtures as fx
+
+BOUND = 600
+
+
+@pytest.fixture
+def world(tmp_path):
+    world = fakes.World(tmp_path)
+    yield world
+    world.close()
+
+
+def _server(world, host, task_state):
+    instance = instance_obj.Instance(
+        uuid=str(uuid_mod.uuid4()), project_id='p1', user_id='u1',
+        host=host, node=host, vm_state=instance_obj.ACTIVE,
+        task_state=task_state)
+    instance_records.create_instance(fx.ctxt(), world.cell1, instance)
+    world.placement.put('/allocations/%s' % instance.uuid, {
+        'allocations': {world.nodes[host]: {'resources': {'VCPU': 1}}},
+        'consumer_generation': None, 'project_id': 'p1',
+        'user_id': 'u1'}, '1.38')
+    return instance
+
+
+def _move(world, instance, dest, status=migration_obj.PRE_MIGRATING,
+          age=BOUND + 60):
+    migration = migration_records.create_migration(
+        fx.ctxt(), world.cell1, migration_obj.Migration(
+            instance_uuid=instance.uuid, migration_type=migration_obj.RESIZE,
+            status=status, source_compute=instance.host,
+            source_node=instance.node, dest_compute=dest, dest_node=dest,
+            project_id='p1', user_id='u1'))
+    move_allocations.to_migration(world.placement, fx.ctxt(), instance.uuid,
+                                  migration.uuid, 'p1', 'u1')
+    world.placement.put('/allocations/%s' % instance.uuid, {
+        'allocations': {world.nodes[dest]: {'resources': {'VCPU': 1}}},
+        'consumer_generation': None, 'project_id': 'p1',
+        'user_id': 'u1'}, '1.38')
+    then = timeutils.utcnow() - datetime.timedelta(seconds=age)
+
+    def age_row(ctx):
+        ctx.session.execute(cell_tables.migrations.update().where(
+            cell_tables.migrations.c.uuid == migration.uuid).values(
+                created_at=then, updated_at=then))
+    world.cell1.writer(age_row)(fx.ctxt())
+    return migration
+
+
+def test_a_stuck_move_on_its_source_gets_its_source_back(world):
+    server = _server(world, 'h1', instance_obj.RESIZE_PREP)
+    migration = _move(world, server, 'h2')
+    assert stuck_moves.run(world.manager, fx.ctxt(), BOUND) == [
+        migration.uuid]
+    assert world.placement.allocations(server.uuid) == {
+        world.nodes['h1']: {'VCPU': 1}}
+    assert world.placement.allocations(migration.uuid) == {}
+    found = migration_records.get_migration(fx.ctxt(), world.cell1,
+                                            migration.uuid)
+    assert found.status == migration_obj.ERROR
+    instance = instance_records.get_instance(fx.ctxt(), world.cell1,
+                                             server.uuid)
+    assert instance.task_state is None
+    assert instance.vm_state == instance_obj.ACTIVE
+    assert 'move_timeout' in instance.fault['message']
+
+
+def test_a_stuck_move_on_its_destination_drops_the_source(world):
+    server = _server(world, 'h1', instance_obj.MIGRATING)
+    migration = _move(world, server, 'h2')
+    instance_records.update_instance(fx.ctxt(), world.cell1, server.uuid,
+                                     {'host': 'h2', 'node': 'h2'})
+    assert stuck_moves.run(world.manager, fx.ctxt(), BOUND) == [
+        migration.uuid]
+    assert world.placement.allocations(server.uuid) == {
+        world.nodes['h2']: {'VCPU': 1}}
+    assert world.placement.allocations(migration.uuid) == {}
+
+
+def test_fresh_waiting_and_ended_moves_are_left_alone(world):
+    fresh = _move(world, _server(world, 'h1', instance_obj.RESIZE_PREP),
+                  'h2', age=10)
+    waiting = _move(world, _server(world, 'h1', None), 'h3',
+                    status=migration_obj.FINISHED)
+    assert stuck_moves.run(world.manager, fx.ctxt(), BOUND) == []
+    for migration in (fresh, waiting):
+        assert world.placement.allocations(migration.uuid)
+
+
+def test_a_deleted_server_loses_its_migration_allocation(world):
+    server = _server(world, 'h1', instance_obj.RESIZE_PREP)
+    migration = _move(world, server, 'h2')
+    instance_records.destroy_instance(fx.ctxt(), world.cell1, server.uuid)
+    assert stuck_moves.run(world.manager, fx.ctxt(), BOUND) == [
+        migration.uuid]
+    assert world.placement.allocations(migration.uuid) == {}
+
+
+def test_the_task_is_registered_from_the_option(world):
+    names = [name for name, _task in world.manager._periodic_tasks]
+    assert 'end_stuck_moves' in names
+    assert stuck_moves.spacing(0) is None
+    assert stuck_moves.spacing(3600) == 60
