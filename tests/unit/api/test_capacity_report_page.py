@@ -145,3 +145,17 @@ def test_others_are_refused(world, scheduler):
     assert body['forbidden']['message'] == (
         "Policy doesn't allow berth:capacity:report to be performed.")
     assert scheduler.asked == []
+
+
+def test_a_flavor_a_boot_would_refuse_is_named(world, scheduler):
+    world.add_host('node1')
+    helpers.make_flavor(world.client, name='small')
+    # NOTE: more NUMA nodes than vCPUs: a boot gets a 400 for it.
+    helpers.make_flavor(world.client, name='split', vcpus=1, ram=1024,
+                        specs={'hw:numa_nodes': '4'})
+    status, _body, resp = world.client.get(PATH)
+    assert status == 200
+    text = resp.body.decode('utf-8')
+    assert scheduler.asked == ['small']
+    assert 'No headroom for flavor split: ' in text
+    assert '<td class="name">split</td>' not in _section(text, 'headroom')
