@@ -14,8 +14,11 @@ or by :func:`collect`, which reads
 
 Headroom and stranded capacity need the scheduler's filters; the caller
 passes them in (``headroom``: a function returning (headroom rows,
-stranded rows), or None when it cannot), so that this module stays
-service-neutral.
+stranded rows[, notes]), or None when it cannot), so that this module
+stays service-neutral. :func:`headroom_rows` turns the scheduler's
+Headroom answers into those rows; ``berth-manage`` asks the pipeline in
+its own process, berth-api asks a scheduler over RPC, and both pages are
+the same.
 """
 
 import dataclasses
@@ -80,6 +83,15 @@ class Report(object):
     headroom: list = None
     stranded: list = None
     notes: list = dataclasses.field(default_factory=list)
+
+
+class NoHeadroom(Exception):
+    """No headroom can be had at all; the message is the page's note."""
+
+
+class FlavorSkipped(Exception):
+    """The headroom of one flavor cannot be asked; the message says why.
+    """
 
 
 def capacity(inventory):
@@ -158,6 +170,51 @@ def node_hosts(ctxt, api):
     return found
 
 
+def public_flavors(ctxt, api):
+    """[(flavorid, name)] of the public, enabled flavors, smallest first
+    (the report's rows).
+    """
+    t = api_tables.flavors
+
+    def read(ctx):
+        return [(row.flavorid, row.name) for row in ctx.session.execute(
+            sa.select(t.c.flavorid, t.c.name).where(
+                t.c.is_public.is_(True), t.c.disabled.is_(False)).order_by(
+                t.c.memory_mb, t.c.vcpus, t.c.name))]
+    return api.reader(read)(ctxt)
+
+
+def reasons(by_reason):
+    """One line of the reasons free capacity is stranded, largest first."""
+    return '; '.join('%s (%d)' % (reason, amount) for reason, amount in
+                     sorted(by_reason.items(), key=lambda i: (-i[1], i[0])))
+
+
+def headroom_rows(flavors, answer):
+    """(HeadroomRows, StrandedRows, notes) of ``flavors``.
+
+    :param flavors: [(flavorid, name)], as :func:`public_flavors`.
+    :param answer: ``answer(flavorid)`` -> the scheduler's Headroom as a
+        dict (``Headroom.to_dict()``); it raises :class:`FlavorSkipped`
+        for a flavor it cannot ask about (a note, the others go on) and
+        :class:`NoHeadroom` when nothing can be answered.
+    """
+    rows, stranded, notes = [], [], []
+    for flavorid, name in flavors:
+        try:
+            found = answer(flavorid)
+        except FlavorSkipped as exc:
+            notes.append('No headroom for flavor %s: %s' % (name, exc))
+            continue
+        rows.append(HeadroomRow(name, found['total'],
+                                dict(found.get('per_zone') or {})))
+        for rc, item in sorted((found.get('stranded') or {}).items()):
+            stranded.append(StrandedRow(
+                name, rc, item['free'], item['hosts'],
+                reasons(item.get('by_reason') or {})))
+    return rows, stranded, notes
+
+
 NO_HEADROOM = ('Headroom and stranded capacity are not available here: '
                'they need the scheduler\'s headroom function '
                '(services.scheduler.capacity.headroom), which this '
@@ -171,9 +228,11 @@ def collect(ctxt, placement, api, default_zone, headroom=None,
     :param placement: a common.placement.client.PlacementClient.
     :param api: the api Database.
     :param default_zone: the zone of hosts in no zone aggregate.
-    :param headroom: ``headroom()`` -> (HeadroomRows, StrandedRows), or
-        None; it may also return None (not available).
-    :param no_headroom: the note the page shows when there is none.
+    :param headroom: ``headroom()`` -> (HeadroomRows, StrandedRows[,
+        notes]), or None; it may also return None or raise
+        :class:`NoHeadroom` (not available).
+    :param no_headroom: the note the page shows when there is none (or
+        the message of the NoHeadroom raised).
     """
     report = Report(generated_at=datetime.datetime.now(
         datetime.timezone.utc).strftime('%Y-%m-%d %H:%M:%S UTC'))
@@ -187,9 +246,13 @@ def collect(ctxt, placement, api, default_zone, headroom=None,
         report.hosts.append(HostUsage(host=host, zone=zone or default_zone,
                                       aggregates=sorted(aggregates),
                                       usage=usage))
-    rows = headroom() if headroom is not None else None
+    try:
+        rows = headroom() if headroom is not None else None
+    except NoHeadroom as exc:
+        rows, no_headroom = None, str(exc)
     if rows is None:
         report.notes.append(no_headroom)
     else:
-        report.headroom, report.stranded = rows
+        report.headroom, report.stranded = rows[0], rows[1]
+        report.notes.extend(rows[2] if len(rows) > 2 else ())
     return report

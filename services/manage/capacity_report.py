@@ -8,18 +8,17 @@ utilization per resource class as a heat map, headroom per flavor,
 stranded capacity and hosts by zone and aggregate. Utilization comes from
 placement, zones and aggregates from the api database; headroom and
 stranded capacity from the scheduler's headroom function
-(:func:`_headroom_rows`), run here on the databases as a dry run. The
-page fetches nothing: it opens offline. berth-api serves the same page
-to admins at ``/os-berth-capacity/report``.
+(:func:`_headroom_rows`), run here on the databases as a dry run; the
+rows are made by :func:`common.capacity_report.data.headroom_rows`, as
+berth-api makes its own from a scheduler's answers. The page fetches
+nothing: it opens offline. berth-api serves the same page to admins at
+``/os-berth-capacity/report``.
 """
 
 import argparse
 
-import sqlalchemy as sa
-
 from common.capacity_report import data as report_data
 from common import context
-from common.db import api_tables
 from common.db import cells
 from common.placement import client as placement_client
 
@@ -34,20 +33,11 @@ def _placement(conf):
     return placement_client.PlacementClient(conf)
 
 
-def _flavor_names(ctxt, api):
-    t = api_tables.flavors
-
-    def read(ctx):
-        return [row.name for row in ctx.session.execute(
-            sa.select(t.c.name).where(t.c.is_public.is_(True),
-                                      t.c.disabled.is_(False)).order_by(
-                t.c.memory_mb, t.c.vcpus, t.c.name))]
-    return api.reader(read)(ctxt)
-
-
 def _headroom_rows(conf, ctxt, api):
-    """(HeadroomRows, StrandedRows) of every public flavor, or None when
-    the scheduling pipeline cannot be built (the page says so).
+    """(HeadroomRows, StrandedRows, notes) of every public flavor.
+
+    :raises report_data.NoHeadroom: the scheduling pipeline cannot be
+        built (the page says why).
     """
     from services.manage import scheduler as scheduler_cmd
     from services.scheduler.capacity import headroom as headroom_mod
@@ -56,28 +46,22 @@ def _headroom_rows(conf, ctxt, api):
     # placement, as "capacity headroom" runs it; headroom claims nothing.
     try:
         scheduler = offline.build(conf)
-    except offline.Unreachable:
-        return None
-    rows, stranded = [], []
-    for name in _flavor_names(ctxt, api):
-        spec = scheduler_cmd.build_spec(conf, argparse.Namespace(
-            flavor=name, image=None, image_property=None,
-            availability_zone=None, hint=None, num_instances=1,
-            project_id='admin'))
-        found = headroom_mod.headroom(scheduler, ctxt, spec)
-        rows.append(report_data.HeadroomRow(name, found.total,
-                                            dict(found.per_zone)))
-        for rc, item in sorted(found.stranded.items()):
-            stranded.append(report_data.StrandedRow(
-                name, rc, item['free'], item['hosts'],
-                _reasons(item.get('by_reason') or {})))
-    return rows, stranded
+    except offline.Unreachable as exc:
+        raise report_data.NoHeadroom(
+            'Headroom and stranded capacity are not available: the '
+            'scheduling pipeline cannot be built here (%s).' % exc)
 
-
-def _reasons(by_reason):
-    """One line of the reasons free capacity is stranded, largest first."""
-    return '; '.join('%s (%d)' % (reason, amount) for reason, amount in
-                     sorted(by_reason.items(), key=lambda i: (-i[1], i[0])))
+    def answer(flavorid):
+        try:
+            spec = scheduler_cmd.build_spec(conf, argparse.Namespace(
+                flavor=flavorid, image=None, image_property=None,
+                availability_zone=None, hint=None, num_instances=1,
+                project_id='admin'))
+        except scheduler_cmd.InvalidInput as exc:
+            raise report_data.FlavorSkipped(str(exc))
+        return headroom_mod.headroom(scheduler, ctxt, spec).to_dict()
+    return report_data.headroom_rows(
+        report_data.public_flavors(ctxt, api), answer)
 
 
 def build(conf, ctxt):

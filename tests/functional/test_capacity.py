@@ -5,9 +5,11 @@
 
 Every service is its own process on MariaDB and RabbitMQ
 (tests/functional/stack.py); two fake hosts of 8 CPUs in 2 NUMA cells
-(4 shared, 4 dedicated) and 4 GiB. ``berth-manage capacity headroom``
-runs the pipeline offline; the API's ``/os-berth-capacity/headroom``
-asks the scheduler; both must agree with the boots.
+(4 shared, 4 dedicated) and 4 GiB, of which 512 MiB per cell are 2 MiB
+huge pages. ``berth-manage capacity headroom`` runs the pipeline
+offline; the API's ``/os-berth-capacity/headroom`` asks the scheduler;
+both must agree with the boots. test_capacity_all_in_one.py asks the
+same of ``berth-all-in-one``.
 """
 
 import json
@@ -24,6 +26,8 @@ FILTERS = ('AvailabilityZoneFilter', 'ComputeFilter',
            'ComputeCapabilitiesFilter', 'ImagePropertiesFilter',
            'ServerGroupAntiAffinityFilter', 'ServerGroupAffinityFilter',
            'NUMATopologyFilter')
+#: 256 pages of 2 MiB (512 MiB) on each NUMA cell.
+HUGEPAGES = '2048:256'
 
 
 @pytest.fixture(scope='module')
@@ -38,6 +42,7 @@ def stack(database_servers, tmp_path_factory):  # noqa: F811
                 ('fake_driver', 'numa_cells'): 2,
                 ('compute', 'cpu_dedicated_set'): '4-7',
                 ('compute', 'cpu_shared_set'): '0-3',
+                ('fake_driver', 'hugepages'): HUGEPAGES,
             }) as deployment:
         yield deployment
 
@@ -51,6 +56,12 @@ def _seed(deployment):
         'pinned': api.create_flavor(
             'pinned', vcpus=1, ram=256, disk=1, extra_specs={
                 'hw:cpu_policy': 'dedicated', 'hw:numa_nodes': '1'}),
+        # NOTE: 384 MiB of 2 MiB pages and a shared CPU: one per host,
+        # in cell 0 (all the shared CPUs, 512 MiB of pages), though
+        # placement's MEMORY_MB would take ten per host.
+        'hugepages': api.create_flavor(
+            'hugepages', vcpus=1, ram=384, disk=1, extra_specs={
+                'hw:mem_page_size': '2048'}),
     }
     deployment.image = api.create_image('cirros')
 
@@ -96,11 +107,14 @@ def _manage(stack, *args):
     return result.returncode, result.stdout
 
 
-@pytest.mark.parametrize('flavor', ['pinned', 'plain'])
+@pytest.mark.parametrize('flavor', ['pinned', 'hugepages', 'plain'])
 def test_headroom_then_n_plus_one_boots(stack, flavor):
     answer = _headroom(stack, flavor)
     total = answer['total']
     assert total > 0, answer
+    if flavor == 'hugepages':
+        # NOTE: the pages decide (see the flavor).
+        assert total == HOSTS, answer
     assert sum(answer['per_host'].values()) == total
     statuses = _boot_one_by_one(stack, flavor, total + 1)
     assert statuses == ['ACTIVE'] * total + ['ERROR'], (answer, statuses)

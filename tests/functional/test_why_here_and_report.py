@@ -11,10 +11,12 @@ server's ``same_host`` hint has no filter enabled, which it says too.
 
 The same stack answers the capacity report: ``berth-manage capacity
 report --html`` writes a page that fetches nothing, and berth-api serves
-it to admins.
+it to admins, with the headroom of each flavor asked of the scheduler;
+headless Chromium draws the served page.
 """
 
 import json
+import re
 
 import httpx
 import pytest
@@ -96,6 +98,7 @@ def test_an_ignored_hint_is_named(stack):
 
 
 def test_the_capacity_report(stack, tmp_path):
+    stack.compute.create_flavor('report-manage', vcpus=1, ram=256, disk=1)
     path = tmp_path / 'report.html'
     out = stack.manage('capacity', 'report', '--html', str(path))
     assert 'Wrote the capacity report of %d hosts' % HOSTS in out
@@ -104,12 +107,59 @@ def test_the_capacity_report(stack, tmp_path):
         assert '<td class="name">%s</td>' % host in text
     assert text.count('<svg') >= 2
     assert report_fixtures.external_references(text) == []
+    answer = stack.compute.request(
+        'GET', '/os-berth-capacity/headroom?flavor=report-manage')
+    assert _headroom_row(text, 'report-manage') == \
+        answer['headroom']['total'] > 0
 
-    resp = httpx.get(stack.api_url + '/v2.1/os-berth-capacity/report',
-                     headers={'X-Auth-Token': 'admin'}, timeout=60)
-    assert resp.status_code == 200
-    assert resp.headers['content-type'].startswith('text/html')
-    assert all(host in resp.text for host in stack.host_names())
     resp = httpx.get(stack.api_url + '/v2.1/os-berth-capacity/report',
                      headers={'X-Auth-Token': 'alice:demo'}, timeout=60)
     assert resp.status_code == 403
+
+
+def _headroom_row(text, flavor):
+    """The total of ``flavor``'s row in the page's headroom section."""
+    section = re.search(r'<section id="headroom">(.*?)</section>', text,
+                        re.S)
+    assert section, text[:2000]
+    row = re.search(r'<td class="name">%s</td><td>(\d+)</td>'
+                    % re.escape(flavor), section.group(1))
+    assert row, section.group(1)[-3000:]
+    return int(row.group(1))
+
+
+def test_the_served_report_in_headless_chromium(stack, tmp_path):
+    """berth-api's page has headroom per flavor (from a scheduler, as the
+    API's headroom answer), and draws in a real browser, offline.
+    """
+    stack.compute.create_flavor('report-small', vcpus=1, ram=256, disk=1)
+    resp = httpx.get(stack.api_url + '/v2.1/os-berth-capacity/report',
+                     headers={'X-Auth-Token': 'admin'}, timeout=120)
+    assert resp.status_code == 200
+    assert resp.headers['content-type'].startswith('text/html')
+    text = resp.text
+    assert all(host in text for host in stack.host_names())
+    assert 'id="notes"' not in text, text[:3000]
+    answer = stack.compute.request(
+        'GET', '/os-berth-capacity/headroom?flavor=report-small')
+    assert _headroom_row(text, 'report-small') == \
+        answer['headroom']['total'] > 0
+    assert report_fixtures.external_references(text) == []
+
+    chromium = report_fixtures.chromium()
+    path = tmp_path / 'served.html'
+    path.write_text(text, encoding='utf-8')
+    shot = tmp_path / 'served.png'
+    result = report_fixtures.run_chromium(
+        chromium, tmp_path, '--window-size=1280,2000',
+        '--screenshot=%s' % shot, path.as_uri())
+    assert shot.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n', \
+        result.stderr[-2000:]
+    dom = report_fixtures.run_chromium(chromium, tmp_path, '--dump-dom',
+                                       path.as_uri()).stdout
+    for section in ('utilization', 'headroom', 'stranded', 'placement'):
+        assert 'id="%s"' % section in dom
+    assert _headroom_row(dom, 'report-small') == \
+        answer['headroom']['total']
+    headroom = dom[dom.index('id="headroom"'):dom.index('id="stranded"')]
+    assert '<svg' in headroom

@@ -44,6 +44,9 @@ class Ledger(object):
     def __init__(self, summaries):
         self.free = {}
         self.roots = {}
+        # NOTE: root -> its providers, so that a tree's free amounts cost
+        # its own providers, not a walk over the cloud (10000 hosts).
+        self.trees = {}
         for rp, summary in summaries.items():
             self.add(rp, summary)
 
@@ -53,7 +56,8 @@ class Ledger(object):
             return
         self.free[rp] = {rc: r['capacity'] - r['used'] for rc, r in
                          summary.get('resources', {}).items()}
-        self.roots[rp] = summary.get('root_provider_uuid', rp)
+        root = self.roots[rp] = summary.get('root_provider_uuid', rp)
+        self.trees.setdefault(root, []).append(rp)
 
     def fits(self, alloc_req):
         """True when every amount of ``alloc_req`` is free."""
@@ -88,10 +92,9 @@ class Ledger(object):
     def free_of_root(self, root):
         """{class: free} summed over the providers of tree ``root``."""
         total = {}
-        for rp, free in self.free.items():
-            if self.roots[rp] == root:
-                for rc, amount in free.items():
-                    total[rc] = total.get(rc, 0) + amount
+        for rp in self.trees.get(root, ()):
+            for rc, amount in self.free[rp].items():
+                total[rc] = total.get(rc, 0) + amount
         return total
 
     def max_fit(self, alloc_req):

@@ -1,11 +1,24 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""A fixed capacity report, and the page's offline check."""
+"""A fixed capacity report, the page's offline check, and headless
+Chromium (Debian's package; .ci/run installs it when missing) to open a
+page with.
+"""
 
+import os
 import re
+import shutil
+import subprocess
+
+import pytest
 
 from common.capacity_report import data
+
+CHROMIUM_FLAGS = ('--headless', '--no-sandbox', '--disable-gpu',
+                  '--disable-quic', '--no-first-run',
+                  '--disable-background-networking',
+                  '--disable-component-update', '--disable-sync')
 
 
 def report(headroom=True):
@@ -39,3 +52,25 @@ _EXTERNAL = re.compile(
 def external_references(text):
     """Everything in ``text`` a browser would fetch from elsewhere."""
     return _EXTERNAL.findall(text)
+
+
+def chromium():
+    """The Chromium binary; skips, saying why, where there is none."""
+    for name in ('chromium', 'chromium-browser'):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip('no chromium on this machine (Debian: apt-get install -y '
+                'chromium; .ci/run installs it)')
+
+
+def run_chromium(binary, tmp_path, *args):
+    """Run headless Chromium with its network features off, a profile
+    and a HOME of its own under ``tmp_path``.
+    """
+    profile = tmp_path / 'profile'
+    profile.mkdir(exist_ok=True)
+    return subprocess.run(
+        [binary] + list(CHROMIUM_FLAGS) + ['--user-data-dir=%s' % profile] +
+        list(args), capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, HOME=str(tmp_path)))

@@ -10,37 +10,12 @@ sections and pictures. Skipped, saying why, only where there is no
 Chromium.
 """
 
-import os
-import shutil
 import struct
-import subprocess
 
 import pytest
 
 from common.capacity_report import page
 from tests.unit.capacity_report import fixtures
-
-FLAGS = ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-         '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync')
-
-
-def _chromium():
-    for name in ('chromium', 'chromium-browser'):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip('no chromium on this machine (Debian: apt-get install -y '
-                'chromium; .ci/run installs it)')
-
-
-def _run(binary, tmp_path, *args):
-    profile = tmp_path / 'profile'
-    profile.mkdir(exist_ok=True)
-    return subprocess.run(
-        [binary] + list(FLAGS) + ['--user-data-dir=%s' % profile] +
-        list(args), capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, HOME=str(tmp_path)))
 
 
 @pytest.fixture
@@ -51,10 +26,12 @@ def written(tmp_path):
 
 
 def test_the_page_renders_in_headless_chromium(written, tmp_path):
-    chromium = _chromium()
+    chromium = fixtures.chromium()
     shot = tmp_path / 'report.png'
-    result = _run(chromium, tmp_path, '--window-size=1280,2000',
-                  '--screenshot=%s' % shot, written.as_uri())
+    result = fixtures.run_chromium(chromium, tmp_path,
+                                   '--window-size=1280,2000',
+                                   '--screenshot=%s' % shot,
+                                   written.as_uri())
     assert shot.exists(), result.stderr[-2000:]
     png = shot.read_bytes()
     assert png[:8] == b'\x89PNG\r\n\x1a\n'
@@ -66,8 +43,9 @@ def test_the_page_renders_in_headless_chromium(written, tmp_path):
 
 
 def test_the_dom_holds_the_sections_and_pictures(written, tmp_path):
-    chromium = _chromium()
-    result = _run(chromium, tmp_path, '--dump-dom', written.as_uri())
+    chromium = fixtures.chromium()
+    result = fixtures.run_chromium(chromium, tmp_path, '--dump-dom',
+                                   written.as_uri())
     dom = result.stdout
     assert dom, result.stderr[-2000:]
     for section in ('utilization', 'headroom', 'stranded', 'placement'):

@@ -118,10 +118,12 @@ def test_the_command_writes_an_offline_page(cloud, monkeypatch, tmp_path,
 
 
 class _Headroom(object):
-    total = 5
-    per_zone = {'az1': 2, 'nova': 3}
-    stranded = {'MEMORY_MB': {'free': 2560, 'hosts': 1,
-                              'by_reason': {'no VCPU left': 2560}}}
+    @staticmethod
+    def to_dict():
+        return {'total': 5, 'per_zone': {'az1': 2, 'nova': 3},
+                'stranded': {'MEMORY_MB': {
+                    'free': 2560, 'hosts': 1,
+                    'by_reason': {'no VCPU left': 2560}}}}
 
 
 def test_the_command_wires_the_headroom_function(cloud, monkeypatch,
@@ -136,9 +138,54 @@ def test_the_command_wires_the_headroom_function(cloud, monkeypatch,
     monkeypatch.setattr(headroom_mod, 'headroom', headroom)
     monkeypatch.setattr(scheduler_cmd, '_api', lambda conf: api)
     monkeypatch.setattr(offline, 'build', lambda conf: 'sched')
-    rows, stranded = capacity_report._headroom_rows(CONF, fx.ctxt(), api)
-    assert calls == [('sched', 'm1.small')]
+    rows, stranded, notes = capacity_report._headroom_rows(CONF, fx.ctxt(),
+                                                           api)
+    assert calls == [('sched', 'm1.small')] and notes == []
     assert rows == [data.HeadroomRow('m1.small', 5, {'az1': 2,
                                                      'nova': 3})]
     assert stranded == [data.StrandedRow('m1.small', 'MEMORY_MB', 2560, 1,
                                          'no VCPU left (2560)')]
+
+
+def test_public_flavors_smallest_first(cloud):
+    _client, api = cloud
+
+    def insert(ctx):
+        for flavorid, name, memory, public, disabled in (
+                ('f2', 'm1.large', 8192, True, False),
+                ('f3', 'secret', 256, False, False),
+                ('f4', 'retired', 256, True, True),
+                ('f5', 'm1.tiny', 256, True, False)):
+            ctx.session.execute(api_tables.flavors.insert().values(
+                flavorid=flavorid, name=name, vcpus=1, memory_mb=memory,
+                root_gb=1, is_public=public, disabled=disabled))
+    api.writer(insert)(fx.ctxt())
+    assert data.public_flavors(fx.ctxt(), api) == [
+        ('f5', 'm1.tiny'), ('f1', 'm1.small'), ('f2', 'm1.large')]
+
+
+def test_a_flavor_that_cannot_be_asked_is_a_note():
+    def answer(flavorid):
+        if flavorid == 'bad':
+            raise data.FlavorSkipped('hw:cpu_policy is invalid')
+        return {'total': 4, 'per_zone': {'nova': 4}, 'stranded': {
+            'VCPU': {'free': 3, 'hosts': 2,
+                     'by_reason': {'a': 1, 'b': 2}}}}
+    rows, stranded, notes = data.headroom_rows(
+        [('bad', 'broken'), ('f1', 'm1.small')], answer)
+    assert rows == [data.HeadroomRow('m1.small', 4, {'nova': 4})]
+    assert stranded == [data.StrandedRow('m1.small', 'VCPU', 3, 2,
+                                         'b (2); a (1)')]
+    assert notes == ['No headroom for flavor broken: hw:cpu_policy is '
+                     'invalid']
+
+
+def test_no_headroom_at_all_says_why(cloud):
+    client, api = cloud
+
+    def headroom():
+        raise data.NoHeadroom('no scheduler answered')
+    report = data.collect(fx.ctxt(), client, api, 'nova', headroom=headroom)
+    assert report.headroom is None and report.stranded is None
+    assert report.notes == ['no scheduler answered']
+    assert len(report.hosts) == 2

@@ -13,6 +13,7 @@ import pytest
 
 from common.numa import constraints
 from common.objects import instance_group as group_obj
+from services.scheduler.capacity import fill
 from services.scheduler.capacity import headroom as headroom_mod
 from services.scheduler.capacity import what_if
 from services.scheduler import numa_consume
@@ -220,3 +221,26 @@ def test_manager_answers_the_headroom_rpc():
     answer = manager.headroom(None, fakes.spec(vcpus=2).to_primitive(),
                               aggregate=None)
     assert answer['total'] == 4 and answer['per_host'] == {'h1': 4}
+
+
+def _summary(root, **free):
+    return {'root_provider_uuid': root, 'resources': {
+        rc: {'capacity': amount, 'used': 0} for rc, amount in free.items()}}
+
+
+@pytest.mark.parametrize('root, expected', [
+    ('cn1', {'VCPU': 8, 'MEMORY_MB': 1024, 'CUSTOM_FPGA': 3}),
+    ('cn2', {'VCPU': 1}),
+    ('nowhere', {}),
+])
+def test_ledger_sums_a_tree_over_its_own_providers(root, expected):
+    # NOTE: a compute node with NUMA/device children: the stranded
+    # figures of a host are its whole tree's, and only its tree's.
+    ledger = fill.Ledger({
+        'cn1': _summary('cn1', VCPU=8, MEMORY_MB=512),
+        'numa1': _summary('cn1', MEMORY_MB=512),
+        'fpga1': _summary('cn1', CUSTOM_FPGA=3),
+        'cn2': _summary('cn2', VCPU=4),
+    })
+    ledger.take({'allocations': {'cn2': {'resources': {'VCPU': 3}}}})
+    assert ledger.free_of_root(root) == expected
