@@ -113,8 +113,10 @@ def instance_payload(instance, fault=None, ctxt=None):
 class InstanceNotifier(object):
     """Sends server notifications as ``publisher_id`` (``service.host``).
 
-    The notifier is made on first use, once RPC is initialized; before
-    that (unit tests of a single module) notifications are dropped. A
+    The notifier is made on first use, once RPC is initialized with a
+    notification driver; before that (unit tests of a single module),
+    and with no driver (the default), notifications are dropped before
+    their payload is built. A
     notification that cannot be sent is logged, never raised: telemetry
     must not fail a user's action.
     """
@@ -126,7 +128,7 @@ class InstanceNotifier(object):
 
     def _get(self):
         with self._lock:
-            if self._notifier is None and rpc.initialized():
+            if self._notifier is None and rpc.notifications_enabled():
                 self._notifier = rpc.get_notifier(self.publisher_id)
             return self._notifier
 
@@ -152,6 +154,10 @@ class InstanceNotifier(object):
         :param current: a callable returning the instance as it is now,
             so each event shows the state at its own moment.
         """
+        if self._get() is None:
+            # NOTE: ``current`` may read the database: not for nothing.
+            yield
+            return
         self.emit(ctxt, 'instance.%s.start' % action, current())
         try:
             yield

@@ -145,6 +145,16 @@ def initialized():
     return TRANSPORT is not None
 
 
+def notifications_enabled():
+    """True once :func:`init` has run with a notification driver set.
+
+    NOTE: with no driver (the default) oslo.messaging's notifier still
+    serializes the payload and the context before it drops them; senders
+    ask this first so that they build nothing nobody reads.
+    """
+    return NOTIFIER is not None and bool(NOTIFIER._driver_mgr.extensions)
+
+
 def add_extra_exmods(*modules):
     """Let exceptions of ``modules`` cross RPC as themselves."""
     EXTRA_EXMODS.extend(modules)

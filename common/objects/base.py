@@ -8,7 +8,14 @@ import functools
 import typing
 
 
+# NOTE: most values are these; they skip the dataclass and container
+# checks (every RPC message converts hundreds of them).
+_SCALARS = (str, int, float, type(None))
+
+
 def _to_primitive(value):
+    if isinstance(value, _SCALARS):
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return value.to_primitive()
     if isinstance(value, dict):
@@ -45,6 +52,14 @@ def _nested_fields(cls):
                  for field in dataclasses.fields(cls))
 
 
+@functools.lru_cache(maxsize=None)
+def _field_names(cls):
+    """The field names of dataclass ``cls``, cached as those of
+    :func:`_nested_fields`.
+    """
+    return tuple(field.name for field in dataclasses.fields(cls))
+
+
 class PrimitiveObject(object):
     """Mixin for dataclasses: lossless conversion to and from JSON values.
 
@@ -56,8 +71,8 @@ class PrimitiveObject(object):
 
     def to_primitive(self):
         """A dict of JSON-serialisable values."""
-        return {f.name: _to_primitive(getattr(self, f.name))
-                for f in dataclasses.fields(self)}
+        return {name: _to_primitive(getattr(self, name))
+                for name in _field_names(type(self))}
 
     @classmethod
     def from_primitive(cls, primitive):

@@ -70,12 +70,15 @@ def defaults(ctxt, conf):
 
 
 def limits(ctxt, conf, project_id):
-    """resource -> the limit of ``project_id``."""
-    result = defaults(ctxt, conf)
+    """resource -> the limit of ``project_id``: its rows over the
+    :func:`defaults`.
+    """
+    result = configured_defaults(conf)
     if conf.quota.driver == 'noop':
         return result
-    return _override(result, quota_records.get_project_limits(
-        ctxt, project_id))
+    by_class, by_project = quota_records.get_limits(ctxt, project_id,
+                                                    DEFAULT_CLASS)
+    return _override(_override(result, by_class), by_project)
 
 
 def usage(ctxt, project_id, groups=True):

@@ -133,12 +133,19 @@ class ConductorManager(manager.Manager):
                     select_timeout=CONF.conductor.schedule_timeout)
             return self._scheduler_api
 
+    def _get_notifier(self):
+        """The notifier, or None while RPC is not up or no notification
+        driver is set (then nothing is built for it).
+        """
+        if self._notifier is None and rpc.notifications_enabled():
+            self._notifier = rpc.get_notifier('conductor.%s' % self.host)
+        return self._notifier
+
     def notify(self, ctxt, event, payload):
-        """Emit a versioned notification (dropped when RPC is not up)."""
-        notifier = self._notifier
-        if notifier is None and rpc.initialized():
-            notifier = self._notifier = rpc.get_notifier(
-                'conductor.%s' % self.host)
+        """Emit a versioned notification (dropped when RPC is not up or
+        no driver is set).
+        """
+        notifier = self._get_notifier()
         if notifier is None:
             return
         try:
@@ -160,6 +167,8 @@ class ConductorManager(manager.Manager):
             (a dict), sent as the fault's ``details`` (Berth's addition
             to Nova's exception payload).
         """
+        if self._get_notifier() is None:
+            return
         fault = {'exception': exception_name, 'exception_message': reason,
                  'module_name': None, 'function_name': None,
                  'traceback': None, 'details': explanation}

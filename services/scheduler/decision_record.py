@@ -21,7 +21,6 @@ Selection (``decision``); the conductor stores it (see
 """
 
 import collections
-import copy
 import json
 
 #: How many removed hosts, reasons and notes a record names at most.
@@ -37,19 +36,23 @@ def _rejected(rejections):
     """Per filter: how many hosts it removed, its commonest reasons and a
     few of the hosts.
     """
-    by_filter = collections.OrderedDict()
+    # NOTE: every rejected host of the request passes here once per
+    # request; an entry is made only for a filter not seen yet.
+    by_filter = {}
     for key, item in rejections.items():
-        entry = by_filter.setdefault(item['filter'], {
-            'count': 0, 'reasons': collections.Counter(), 'hosts': []})
-        entry['count'] += 1
-        entry['reasons'][item['reason']] += 1
-        if len(entry['hosts']) < HOSTS_SHOWN:
-            entry['hosts'].append(key)
-    return {name: {'count': entry['count'],
+        entry = by_filter.get(item['filter'])
+        if entry is None:
+            entry = by_filter[item['filter']] = [
+                0, collections.Counter(), []]
+        entry[0] += 1
+        entry[1][item['reason']] += 1
+        if len(entry[2]) < HOSTS_SHOWN:
+            entry[2].append(key)
+    return {name: {'count': count,
                    'reasons': [[reason, n] for reason, n in
-                               entry['reasons'].most_common(REASONS_SHOWN)],
-                   'hosts': entry['hosts']}
-            for name, entry in by_filter.items()}
+                               reasons.most_common(REASONS_SHOWN)],
+                   'hosts': hosts}
+            for name, (count, reasons, hosts) in by_filter.items()}
 
 
 def pick_note(pick):
@@ -105,11 +108,13 @@ def condense(explanation, index=0, shared=None):
     if index:
         notes.append('filters and weights shown are those of instance '
                      '0 of this request of %d' % len(selected))
-    record = copy.deepcopy(shared) if shared is not None else \
-        _shared(explanation)
+    # NOTE: a shallow copy: the instances of a request share the parts of
+    # ``shared``, which :func:`bounded` replaces rather than changes, and
+    # the Selection's to_primitive copies the whole record anyway.
+    record = dict(shared if shared is not None else _shared(explanation))
     record.update({
         'selected': selected[index] if index < len(selected) else None,
-        'random_pick': copy.deepcopy(picks[0]) if picks else None,
+        'random_pick': dict(picks[0]) if picks else None,
         'notes': notes[-NOTES_SHOWN:],
     })
     return bounded(record)
@@ -125,13 +130,17 @@ def bounded(record):
     """
     if _size(record) <= MAX_BYTES:
         return record
-    for entry in record.get('rejected', {}).values():
-        entry['hosts'] = []
+    # NOTE: the parts cut are replaced by copies, never changed in place:
+    # the records of one request share them (see condense).
+    record['rejected'] = {name: dict(entry, hosts=[]) for name, entry in
+                          record.get('rejected', {}).items()}
     if record.get('random_pick'):
-        record['random_pick']['pool'] = record['random_pick']['pool'][:1]
+        record['random_pick'] = dict(
+            record['random_pick'], pool=record['random_pick']['pool'][:1])
     if _size(record) > MAX_BYTES:
-        for entry in record.get('rejected', {}).values():
-            entry['reasons'] = entry['reasons'][:1]
+        record['rejected'] = {
+            name: dict(entry, reasons=entry['reasons'][:1])
+            for name, entry in record['rejected'].items()}
     while _size(record) > MAX_BYTES and record.get('notes'):
         record['notes'].pop(0)
     if _size(record) > MAX_BYTES:

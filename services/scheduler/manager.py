@@ -50,7 +50,9 @@ class SchedulerManager(manager.Manager):
                 placement_client.PlacementClient(CONF))
         self.host_manager = host_manager_mod.HostManager(source)
         notifier = None
-        if rpc.initialized():
+        # NOTE: with no notification driver the scheduler sends nothing,
+        # and so serializes no request spec for it.
+        if rpc.notifications_enabled():
             notifier = rpc.get_notifier('scheduler.%s' % self.host)
         self.scheduler = scheduling.Scheduler(
             self.host_manager, placement,

@@ -73,6 +73,27 @@ def get_class_limits(ctxt, class_name):
         _CLASS_LIMITS, {'class_name': class_name})}
 
 
+# NOTE: every boot reads both: one round trip (class rows first, so that
+# the project's override them as they are read).
+_LIMITS = sa.union_all(
+    sa.select(sa.literal(0).label('rank'), _C.resource, _C.hard_limit).where(
+        _C.class_name == sa.bindparam('class_name')),
+    sa.select(sa.literal(1).label('rank'), _Q.resource, _Q.hard_limit).where(
+        _Q.project_id == sa.bindparam('project_id')))
+
+
+@records.reader_connection
+def get_limits(ctxt, project_id, class_name):
+    """(class limits, project limits), each resource -> hard limit: the
+    rows of quota class ``class_name`` and those of ``project_id``.
+    """
+    found = ({}, {})
+    for row in ctxt.connection.execute(_LIMITS, {
+            'class_name': class_name, 'project_id': project_id}):
+        found[row.rank][row.resource] = row.hard_limit
+    return found
+
+
 @records.writer
 def set_class_limits(ctxt, class_name, limits):
     """Create or replace quota class ``class_name``'s limits."""

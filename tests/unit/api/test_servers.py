@@ -413,13 +413,13 @@ def test_quota_recheck_undoes_the_loser(world, monkeypatch):
 def _count_limit_reads(monkeypatch):
     """The project ids of every quota limits read from now on."""
     reads = []
-    real = quota.quota_records.get_project_limits
+    real = quota.quota_records.get_limits
 
-    def counted(ctxt, project_id):
+    def counted(ctxt, project_id, class_name):
         reads.append(project_id)
-        return real(ctxt, project_id)
+        return real(ctxt, project_id, class_name)
 
-    monkeypatch.setattr(quota.quota_records, 'get_project_limits', counted)
+    monkeypatch.setattr(quota.quota_records, 'get_limits', counted)
     return reads
 
 

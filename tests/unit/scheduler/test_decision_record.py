@@ -124,3 +124,28 @@ def test_bounded_drops_examples_first():
     cut = decision_record.bounded(record)
     assert len(json.dumps(cut)) <= decision_record.MAX_BYTES
     assert all(e['hosts'] == [] for e in cut['rejected'].values())
+
+
+def test_cutting_one_instance_record_leaves_the_others_whole():
+    # NOTE: the records of one request share their common parts; the
+    # first instance's long random draw must not cut the second's hosts.
+    long = 'h' * 50
+    explanation = dict(_explanation(2), notes=[], selected=[
+        ['n0', 'n0'], ['n1', 'n1']])
+    explanation['rejections'] = {
+        '%s%03d:%s' % (long, i, long): {'filter': 'F%d' % (i // 5),
+                                        'reason': 'full'}
+        for i in range(100)}
+    explanation['picks'] = [{
+        'instance': 0, 'host': 'n0', 'node': 'n0', 'weight': 1.0,
+        'drawn_among': 10, 'equal_best': 10, 'equal_weight': True,
+        'pool': [['p' * 1000, 'p' * 1000]] * 10}]
+    selections = [[selection_obj.Selection()], [selection_obj.Selection()]]
+    decision_record.attach(selections, explanation)
+    first, second = (per[0].decision for per in selections)
+    assert len(json.dumps(first)) <= decision_record.MAX_BYTES
+    assert all(e['hosts'] == [] for e in first['rejected'].values())
+    assert len(first['random_pick']['pool']) == 1
+    assert all(len(e['hosts']) == 5 for e in second['rejected'].values())
+    assert second['random_pick'] is None
+    assert len(explanation['picks'][0]['pool']) == 10
