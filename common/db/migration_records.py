@@ -93,12 +93,20 @@ def get_by_id_and_instance(ctxt, database, migration_id, instance_uuid):
 
     :raises common.exception.MigrationNotFoundForInstance: none.
     """
+    not_found = exception.MigrationNotFoundForInstance(
+        migration_id=migration_id, instance_id=instance_uuid)
+    try:
+        row_id = int(migration_id)
+    except (TypeError, ValueError):
+        # NOTE: the id comes from a URL: text that is no number names no
+        # migration (rather than failing the request).
+        raise not_found
+
     def fetch(ctx):
-        row = _select(ctx, _MI.c.id == int(migration_id),
+        row = _select(ctx, _MI.c.id == row_id,
                       _MI.c.instance_uuid == instance_uuid)
         if row is None:
-            raise exception.MigrationNotFoundForInstance(
-                migration_id=migration_id, instance_id=instance_uuid)
+            raise not_found
         return migration_from_row(row)
     return database.reader(fetch)(ctxt)
 
