@@ -230,11 +230,16 @@ class Filters(object):
         return found
 
 
-def list_migrations(ctxt, database, filters=None, marker=None, limit=None):
+def list_migrations(ctxt, database, filters=None, marker=None, limit=None,
+                    after=None):
     """Migrations newest first (created_at, then id, descending).
 
     :param filters: a :class:`Filters`.
     :param marker: the uuid of the last migration of the previous page.
+    :param after: instead of ``marker``, the last Migration of the
+        previous page itself, which may live in another cell: the rows
+        after its (created_at, id) position (the API's lists across
+        cells).
     :raises common.exception.MigrationNotFound: the marker is not in this
         database (the caller may then look in the next cell).
     """
@@ -242,14 +247,20 @@ def list_migrations(ctxt, database, filters=None, marker=None, limit=None):
 
     def fetch(ctx):
         query = sa.select(_MI).where(*filters.clauses())
+        position = None
         if marker is not None:
             row = _select(ctx, _MI.c.uuid == marker)
             if row is None:
                 raise exception.MigrationNotFound(migration_id=marker)
-            created = row.created_at
+            position = (row.created_at, row.id)
+        elif after is not None:
+            position = (instance_records.to_datetime(after.created_at),
+                        after.id)
+        if position is not None:
+            created, row_id = position
             query = query.where(sa.or_(
                 _MI.c.created_at < created,
-                sa.and_(_MI.c.created_at == created, _MI.c.id < row.id)))
+                sa.and_(_MI.c.created_at == created, _MI.c.id < row_id)))
         query = query.order_by(_MI.c.created_at.desc(), _MI.c.id.desc())
         if limit is not None:
             query = query.limit(limit)

@@ -258,3 +258,16 @@ def test_archive_moves_migrations_with_their_deleted_instance(cell):
     assert archive.purge(cell)['shadow_migrations'] == 2
     assert records.list_migrations(ctxt, cell, records.Filters(
         instance_uuid=kept.uuid))
+
+
+def test_list_after_a_migration_of_another_cell(cell, listed, tmp_path):
+    other = fx.cell_database(tmp_path, 'cell2')
+    try:
+        elsewhere = _create(other, instance_uuid='i-9')
+        _set_times(other, elsewhere.uuid,
+                   datetime.datetime(2026, 3, 1, 2, 30))
+        marker = records.get_migration(fx.ctxt(), other, elsewhere.uuid)
+        page = records.list_migrations(fx.ctxt(), cell, after=marker)
+        assert _names(listed, page) == ['m3', 'm2', 'm1']
+    finally:
+        other.dispose()
