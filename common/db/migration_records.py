@@ -266,3 +266,39 @@ def list_migrations(ctxt, database, filters=None, marker=None, limit=None,
             query = query.limit(limit)
         return [migration_from_row(r) for r in ctx.session.execute(query)]
     return database.reader(fetch)(ctxt)
+
+
+# NOTE: an IN list stays well under every backend's bound-parameter limit.
+_CHUNK = 500
+
+
+def get_migrations(ctxt, database, uuids):
+    """{uuid: Migration} of those of ``uuids`` that are migrations here,
+    whatever their status (the audits ask of placement consumers).
+    """
+    uuids = sorted(set(uuids))
+
+    def fetch(ctx):
+        found = {}
+        for start in range(0, len(uuids), _CHUNK):
+            for row in ctx.session.execute(sa.select(_MI).where(
+                    _MI.c.deleted == 0,
+                    _MI.c.uuid.in_(uuids[start:start + _CHUNK]))):
+                found[row.uuid] = migration_from_row(row)
+        return found
+    if not uuids:
+        return {}
+    return database.reader(fetch)(ctxt)
+
+
+def instances_moving(ctxt, database):
+    """The uuids of the instances with a migration not yet ended (one
+    query for a whole cell: heal and the audit skip those instances).
+    """
+    def fetch(ctx):
+        return set(ctx.session.execute(
+            sa.select(_MI.c.instance_uuid).distinct().where(
+                _MI.c.deleted == 0,
+                _MI.c.status.not_in(sorted(migration_obj.ENDED)))
+        ).scalars())
+    return database.reader(fetch)(ctxt)

@@ -271,3 +271,18 @@ def test_list_after_a_migration_of_another_cell(cell, listed, tmp_path):
         assert _names(listed, page) == ['m3', 'm2', 'm1']
     finally:
         other.dispose()
+
+
+def test_get_migrations_and_instances_moving(cell):
+    running = _create(cell, status=migration_obj.RUNNING)
+    accepted = _create(cell, instance_uuid='i-2')
+    done = _create(cell, instance_uuid='i-3', status=migration_obj.DONE)
+    found = records.get_migrations(fx.ctxt(), cell,
+                                   [running.uuid, done.uuid, 'nope'])
+    assert set(found) == {running.uuid, done.uuid}
+    assert found[done.uuid].status == 'done'
+    assert records.get_migrations(fx.ctxt(), cell, []) == {}
+    assert records.instances_moving(fx.ctxt(), cell) == {'i-1', 'i-2'}
+    records.update_migration(fx.ctxt(), cell, accepted.uuid,
+                             {'status': migration_obj.ERROR})
+    assert records.instances_moving(fx.ctxt(), cell) == {'i-1'}
