@@ -354,3 +354,17 @@ def test_server_migrations_are_admin_only(world, server):
         status, body = _server_get(world, server + path,
                                    token='alice:projA')
         assert status == 403, (path, body)
+
+
+def test_write_methods_of_another_module_sit_beside_the_gets(monkeypatch):
+    from services.api import handler
+    routes = {path: dict(methods)
+              for path, methods in handler.ROUTE_DECLARATIONS.items()}
+    monkeypatch.setattr(handler, 'ROUTE_DECLARATIONS', routes)
+    path = '/servers/{server_id}/migrations/{migration_id}'
+
+    def abort(req):
+        pass
+    handler.add_routes({path: {'DELETE': abort}})
+    assert set(routes[path]) == {'GET', 'DELETE'}
+    assert routes[path]['DELETE'] is abort
