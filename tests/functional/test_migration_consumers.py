@@ -25,6 +25,7 @@ import pytest
 import sqlalchemy as sa
 
 from common.db import cell_tables
+from tests.functional import osc as osc_mod
 from tests.functional.placement.conftest import database_servers  # noqa
 from tests.functional import stack as stack_mod
 from tests.functional import stack_fixture
@@ -191,3 +192,35 @@ def test_audit_finds_a_migration_consumer_only_once_its_move_ended(stack):
     assert stack.compute.request('GET', '/servers/%s/migrations'
                                  % server['id'])['migrations'] == []
     assert_placement_matches(stack, [server['id']])
+
+
+@osc_mod.skip_without_cli
+def test_the_openstack_client_lists_and_shows_migrations(stack):
+    flavor = stack.compute.create_flavor('cli', vcpus=1, ram=512, disk=1)
+    image = stack.compute.create_image('cli')
+    made = stack.compute.create_server('cli-mover', flavor, image)
+    server = stack.compute.wait_for_server(made['id'], ('ACTIVE',))
+    migration = _add_migration(stack, server['id'],
+                               stack_mod.host_of(server), 'running')
+    cli = osc_mod.Client(
+        OS_AUTH_TYPE='admin_token', OS_TOKEN='admin',
+        OS_ENDPOINT=stack.api_url + '/v2.1',
+        OS_IDENTITY_API_VERSION='3',
+        OS_IDENTITY_ENDPOINT_OVERRIDE=stack.api_url + '/identity',
+        OS_COMPUTE_API_VERSION='2.80')
+    rows = cli.json('server', 'migration', 'list', '--server', server['id'],
+                    '--status', 'running')
+    assert [r['UUID'] for r in rows] == [migration], rows
+    [row] = rows
+    assert row['Server UUID'] == server['id']
+    assert row['Type'] == 'live-migration'
+    shown = cli.json('server', 'migration', 'show', server['id'],
+                     str(row['Id']))
+    assert shown['UUID'] == migration and shown['Status'] == 'running'
+    _set_status(stack, migration, 'completed')
+    assert cli.json('server', 'migration', 'list', '--server', server['id'],
+                    '--status', 'running') == []
+    missing = cli.run('server', 'migration', 'show', server['id'],
+                      str(row['Id']), expect_ok=False)
+    assert missing.returncode != 0
+    assert 'is not in progress' in missing.stderr
