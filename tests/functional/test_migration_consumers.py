@@ -214,13 +214,22 @@ def test_the_openstack_client_lists_and_shows_migrations(stack):
     [row] = rows
     assert row['Server UUID'] == server['id']
     assert row['Type'] == 'live-migration'
-    shown = cli.json('server', 'migration', 'show', server['id'],
-                     str(row['Id']))
-    assert shown['UUID'] == migration and shown['Status'] == 'running'
+    # NOTE: by uuid: with a numeric id, this openstackclient passes the
+    # server and the migration to openstacksdk's get_server_migration in
+    # the wrong order (it asks for /servers/<id>/migrations/<server>),
+    # against any cloud. By uuid it reads /servers/{id}/migrations.
+    shown = cli.json('server', 'migration', 'show', server['id'], migration)
+    assert shown['ID'] == row['Id'] and shown['Status'] == 'running'
+    assert shown['Server UUID'] == server['id']
     _set_status(stack, migration, 'completed')
     assert cli.json('server', 'migration', 'list', '--server', server['id'],
                     '--status', 'running') == []
     missing = cli.run('server', 'migration', 'show', server['id'],
-                      str(row['Id']), expect_ok=False)
+                      migration, expect_ok=False)
     assert missing.returncode != 0
-    assert 'is not in progress' in missing.stderr
+    assert 'is not found for server' in missing.stderr
+    # The API's own answer for the ended one (what the CLI cannot ask).
+    resp = stack.compute.http.get('/servers/%s/migrations/%d' % (
+        server['id'], row['Id']))
+    assert resp.status_code == 404
+    assert 'is not in progress' in resp.json()['itemNotFound']['message']
