@@ -93,12 +93,20 @@ def get_by_id_and_instance(ctxt, database, migration_id, instance_uuid):
 
     :raises common.exception.MigrationNotFoundForInstance: none.
     """
+    not_found = exception.MigrationNotFoundForInstance(
+        migration_id=migration_id, instance_id=instance_uuid)
+    try:
+        row_id = int(migration_id)
+    except (TypeError, ValueError):
+        # NOTE: the id comes from a URL: text that is no number names no
+        # migration (rather than failing the request).
+        raise not_found
+
     def fetch(ctx):
-        row = _select(ctx, _MI.c.id == int(migration_id),
+        row = _select(ctx, _MI.c.id == row_id,
                       _MI.c.instance_uuid == instance_uuid)
         if row is None:
-            raise exception.MigrationNotFoundForInstance(
-                migration_id=migration_id, instance_id=instance_uuid)
+            raise not_found
         return migration_from_row(row)
     return database.reader(fetch)(ctxt)
 
@@ -222,11 +230,16 @@ class Filters(object):
         return found
 
 
-def list_migrations(ctxt, database, filters=None, marker=None, limit=None):
+def list_migrations(ctxt, database, filters=None, marker=None, limit=None,
+                    after=None):
     """Migrations newest first (created_at, then id, descending).
 
     :param filters: a :class:`Filters`.
     :param marker: the uuid of the last migration of the previous page.
+    :param after: instead of ``marker``, the last Migration of the
+        previous page itself, which may live in another cell: the rows
+        after its (created_at, id) position (the API's lists across
+        cells).
     :raises common.exception.MigrationNotFound: the marker is not in this
         database (the caller may then look in the next cell).
     """
@@ -234,16 +247,58 @@ def list_migrations(ctxt, database, filters=None, marker=None, limit=None):
 
     def fetch(ctx):
         query = sa.select(_MI).where(*filters.clauses())
+        position = None
         if marker is not None:
             row = _select(ctx, _MI.c.uuid == marker)
             if row is None:
                 raise exception.MigrationNotFound(migration_id=marker)
-            created = row.created_at
+            position = (row.created_at, row.id)
+        elif after is not None:
+            position = (instance_records.to_datetime(after.created_at),
+                        after.id)
+        if position is not None:
+            created, row_id = position
             query = query.where(sa.or_(
                 _MI.c.created_at < created,
-                sa.and_(_MI.c.created_at == created, _MI.c.id < row.id)))
+                sa.and_(_MI.c.created_at == created, _MI.c.id < row_id)))
         query = query.order_by(_MI.c.created_at.desc(), _MI.c.id.desc())
         if limit is not None:
             query = query.limit(limit)
         return [migration_from_row(r) for r in ctx.session.execute(query)]
+    return database.reader(fetch)(ctxt)
+
+
+# NOTE: an IN list stays well under every backend's bound-parameter limit.
+_CHUNK = 500
+
+
+def get_migrations(ctxt, database, uuids):
+    """{uuid: Migration} of those of ``uuids`` that are migrations here,
+    whatever their status (the audits ask of placement consumers).
+    """
+    uuids = sorted(set(uuids))
+
+    def fetch(ctx):
+        found = {}
+        for start in range(0, len(uuids), _CHUNK):
+            for row in ctx.session.execute(sa.select(_MI).where(
+                    _MI.c.deleted == 0,
+                    _MI.c.uuid.in_(uuids[start:start + _CHUNK]))):
+                found[row.uuid] = migration_from_row(row)
+        return found
+    if not uuids:
+        return {}
+    return database.reader(fetch)(ctxt)
+
+
+def instances_moving(ctxt, database):
+    """The uuids of the instances with a migration not yet ended (one
+    query for a whole cell: heal and the audit skip those instances).
+    """
+    def fetch(ctx):
+        return set(ctx.session.execute(
+            sa.select(_MI.c.instance_uuid).distinct().where(
+                _MI.c.deleted == 0,
+                _MI.c.status.not_in(sorted(migration_obj.ENDED)))
+        ).scalars())
     return database.reader(fetch)(ctxt)

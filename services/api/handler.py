@@ -30,6 +30,7 @@ from services.api.handlers import instance_actions
 from services.api.handlers import keypairs
 from services.api.handlers import legacy_hosts
 from services.api.handlers import limits
+from services.api.handlers import migrations
 from services.api.handlers import network_proxies
 from services.api.handlers import quota_classes
 from services.api.handlers import quota_sets
@@ -40,6 +41,7 @@ from services.api.handlers import server_diagnostics
 from services.api.handlers import server_extras
 from services.api.handlers import server_groups
 from services.api.handlers import server_metadata
+from services.api.handlers import server_migrations
 from services.api.handlers import server_tags
 from services.api.handlers import servers
 from services.api.handlers import services
@@ -272,6 +274,20 @@ ROUTE_DECLARATIONS.update({
     '/extensions': {'GET': extensions.list_extensions},
     '/extensions/{alias}': {'GET': extensions.show_extension},
 })
+
+
+def add_routes(routes):
+    """Merge a module's ``ROUTES`` (path -> method -> handler) in: modules
+    serving different methods of one path sit side by side.
+    """
+    for path, methods in routes.items():
+        ROUTE_DECLARATIONS.setdefault(path, {}).update(methods)
+
+
+# Server moves: os-migrations and the GETs of /servers/{id}/migrations.
+add_routes(migrations.ROUTES)
+add_routes(server_migrations.ROUTES)
+
 
 IMAGE_ROUTE_DECLARATIONS = {
     '/image': {'GET': images.versions},

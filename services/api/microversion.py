@@ -8,7 +8,7 @@ as older clients do, ``X-OpenStack-Nova-API-Version: X.Y``; the first wins
 when both are sent. Without either it gets 2.1; ``latest`` means the
 maximum. A malformed version is a 400, one outside the list a 406.
 
-The maximum is 2.79: every body this API writes has the shape it has at
+The maximum is 2.80: every body this API writes has the shape it has at
 that version in Nova (embedded flavors in servers, uuids as service and
 hypervisor ids, server group ``policy`` and ``rules``, flavor
 ``extra_specs`` and ``description``), and the hypervisor usage fields that
@@ -108,6 +108,7 @@ VERSIONS = [
     '2.77',  # unshelve availability zone
     '2.78',  # server topology
     '2.79',  # delete_on_termination on volume attach
+    '2.80',  # user_id and project_id of migrations (fields, filters)
 ]
 
 

@@ -7,18 +7,19 @@ Three kinds of finding (doc/behaviours.md B1, B13: usage is placement's,
 so a leaked allocation is a leaked host):
 
 * **orphaned**: a consumer holds allocations but is no live instance in
-  any cell and no build request (a server deleted while its host was
-  down, a crash between two steps);
+  any cell, no build request and no move in progress (a server deleted
+  while its host was down, a crash between two steps, a move that ended
+  without dropping its migration consumer's allocation);
 * **missing**: a live instance on a host holds no allocation at all;
 * **mismatched**: a live instance's allocation is not on its compute
   node, or not what its flavor asks for.
 
-Instances with a task in progress, or changed within the grace period,
-are left out of the last two: builds, reschedules and deletes move their
-allocations themselves. Build requests are read before instances, because
-the build flow creates the instance before it deletes the build request;
-read the other way round, a server could slip between the two reads and
-look orphaned.
+Instances with a task or a move in progress, or changed within the grace
+period, are left out of the last two: builds, reschedules, moves and
+deletes move their allocations themselves. Build requests are read
+before instances, because the build flow creates the instance before it
+deletes the build request; read the other way round, a server could slip
+between the two reads and look orphaned.
 
 Repair deletes orphaned allocations and writes the flavor's resources on
 the instance's compute node for the other two. The conductor runs this
@@ -36,8 +37,10 @@ from oslo_utils import timeutils
 from common.db import boot_records
 from common.db import compute_records
 from common.db import instance_records
+from common.db import migration_records
 from common.objects import image as image_obj
 from common.objects import instance as instance_obj
+from common.objects import migration as migration_obj
 from common.objects import request_spec as spec_obj
 from common.placement import microversions
 from common.placement import query as placement_query
@@ -218,21 +221,74 @@ def live_instances(ctxt, cell_access):
     return instances, nodes
 
 
+def _host_cells(ctxt, cell_access):
+    return [cell_access.database(cell) for cell in cell_access.cells(ctxt)
+            if not cell.is_cell0]
+
+
+def find_migrations(ctxt, cell_access, consumers):
+    """uuid -> Migration of the ``consumers`` that are migrations (the
+    consumers of a move's source allocation), in any cell.
+    """
+    found = {}
+    for database in _host_cells(ctxt, cell_access):
+        found.update(migration_records.get_migrations(ctxt, database,
+                                                      consumers))
+    return found
+
+
+def moving_instances(ctxt, cell_access):
+    """The uuids of the instances of every cell with a move in progress.
+    """
+    moving = set()
+    for database in _host_cells(ctxt, cell_access):
+        moving |= migration_records.instances_moving(ctxt, database)
+    return moving
+
+
+def _orphan_reason(migration, instances):
+    """Why a consumer that is no instance nor build request is orphaned,
+    or None for the consumer of a move in progress (it holds the source).
+    """
+    if migration is None:
+        return 'no live instance, build request or migration'
+    if migration.status in migration_obj.ENDED:
+        return 'migration of instance %s ended (%s)' % (
+            migration.instance_uuid, migration.status)
+    if migration.instance_uuid not in instances:
+        # NOTE: a move cannot go on once its server is deleted: what its
+        # migration holds is left over from the delete.
+        return 'migration of deleted instance %s' % migration.instance_uuid
+    return None
+
+
 def find_orphans(ctxt, cell_access, by_consumer):
     """Orphaned-allocation Findings among ``by_consumer``.
+
+    A consumer is orphaned when it is no live instance, no build request
+    and no migration in progress (of a live instance): the migration
+    consumer of a move holds the source host until the move ends.
 
     :param by_consumer: consumer -> {provider: resources}.
     :returns: (findings, uuid -> live Instance, (host, node) -> compute
         node uuid); the last two as :func:`live_instances` gives them.
     """
-    # NOTE: build requests first; see the module docstring.
+    # NOTE: build requests first, then instances, then migrations (a
+    # migration row is written before its consumer's allocation, and
+    # after its instance); see the module docstring.
     building = set(boot_records.get_build_requests(
         ctxt, list(by_consumer), database=cell_access.api))
     instances, nodes = live_instances(ctxt, cell_access)
-    findings = [Finding(kind='orphaned', consumer=consumer, have=held,
-                        want={}, reason='no live instance or build request')
-                for consumer, held in sorted(by_consumer.items())
-                if consumer not in building and consumer not in instances]
+    candidates = [consumer for consumer in sorted(by_consumer)
+                  if consumer not in building and consumer not in instances]
+    migrations = find_migrations(ctxt, cell_access, candidates)
+    findings = []
+    for consumer in candidates:
+        reason = _orphan_reason(migrations.get(consumer), instances)
+        if reason is not None:
+            findings.append(Finding(kind='orphaned', consumer=consumer,
+                                    have=by_consumer[consumer], want={},
+                                    reason=reason))
     return findings, instances, nodes
 
 
@@ -288,8 +344,11 @@ def audit(ctxt, cell_access, placement, repair=False, grace=300,
     report.findings.extend(orphans)
     if not orphans_only:
         now = timeutils.utcnow()
+        # NOTE: a moving server's allocations are the move's to change (a
+        # resize waiting for its confirmation has no task state).
+        moving = moving_instances(ctxt, cell_access)
         for uuid, instance in sorted(instances.items()):
-            if _settled(instance, grace, now):
+            if uuid not in moving and _settled(instance, grace, now):
                 finding = _classify_instance(instance,
                                              by_consumer.get(uuid), nodes)
                 if finding is not None:

@@ -6,13 +6,14 @@
     placement audit [--verbose] [--delete] [--resource_provider UUID]
                     [--stuck_after SECONDS]
 
-Finds allocations whose consumer is no live instance and no build request
-(doc/behaviours.md B1: a server deleted while its host was down) and, with
-``--delete``, removes them. It also reports the servers stuck in a task
-state (or still a build request) for more than ``--stuck_after`` seconds
-(default an hour), with the allocations they hold: those are not deleted
-(delete the server). Exit codes: 0 none found, 3 found, 4 found and all
-deleted, 127 invalid input.
+Finds allocations whose consumer is no live instance, no build request
+and no move in progress (doc/behaviours.md B1: a server deleted while its
+host was down; a migration consumer whose migration ended, or whose
+server was deleted) and, with ``--delete``, removes them. It also
+reports the servers stuck in a task state (or still a build request) for
+more than ``--stuck_after`` seconds (default an hour), with the
+allocations they hold: those are not deleted (delete the server). Exit
+codes: 0 none found, 3 found, 4 found and all deleted, 127 invalid input.
 
     placement sync_aggregates [--verbose]
 
@@ -98,6 +99,7 @@ def audit(conf):
                          stuck_after(args))
     deleted = 0
     for finding in orphans:
+        say('Consumer %s: %s' % (finding.consumer, finding.reason))
         if args.delete and allocations.delete_allocations(
                 placement, ctxt, finding.consumer):
             deleted += 1

@@ -8,8 +8,9 @@ that have none.
                                [--instance UUID] [--cell UUID] [--force]
 
 For each live instance on a host (in every cell but cell0, one cell, or
-one instance) without allocations in placement, write its flavor's
-resources on its compute node, as the scheduler would have claimed them.
+one instance) without allocations in placement and with no task or move
+in progress, write its flavor's resources on its compute node, as the
+scheduler would have claimed them.
 ``--force`` (with ``--instance``) rewrites them even when present.
 Messages and exit codes are nova-manage's:
 
@@ -29,6 +30,7 @@ from common.db import cell_access as cell_access_mod
 from common.db import cells
 from common.db import compute_records
 from common.db import instance_records
+from common.db import migration_records
 from common import exception
 from common.placement import client as placement_client
 from services.conductor import allocation_audit
@@ -76,17 +78,31 @@ class _Healer(object):
         nodes = {(n['host'], n['hypervisor_hostname']): n['uuid']
                  for n in compute_records.list_compute_nodes(self.ctxt,
                                                              database)}
+        # NOTE: read after the instances: a move that starts later has a
+        # task state in the instance read (or its server is skipped next
+        # run).
         instances = list(instances)
+        moving = migration_records.instances_moving(self.ctxt, database)
         self.progress.expect(len(instances))
         for instance in instances:
-            self.heal(instance, nodes)
+            self.heal(instance, nodes, moving)
             self.progress.step()
 
-    def heal(self, instance, nodes):
-        """Heal one instance (see the module docstring)."""
+    def heal(self, instance, nodes, moving=()):
+        """Heal one instance (see the module docstring).
+
+        :param moving: the uuids of the cell's instances with a move in
+            progress: their allocations are the move's (the instance's
+            own consumer is empty while its migration holds the source),
+            and writing one would count the server twice.
+        """
         if instance.task_state is not None:
             self.say('Instance %s is undergoing a task state transition: %s'
                      % (instance.uuid, instance.task_state))
+            return
+        if instance.uuid in moving:
+            self.say('Instance %s is being migrated (a migration is in '
+                     'progress); skipping.' % instance.uuid)
             return
         if not instance.node:
             self.say('Instance %s is not on a host.' % instance.uuid)

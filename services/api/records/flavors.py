@@ -145,6 +145,18 @@ def get_flavor(ctxt, flavorid):
 
 
 @records.reader_connection
+def row_ids(ctxt, flavorids):
+    """{flavorid: row id} of the flavors still there among ``flavorids``
+    (what Nova's migrations show as ``old/new_instance_type_id``).
+    """
+    wanted = sorted(set(f for f in flavorids if f is not None))
+    if not wanted:
+        return {}
+    return dict(ctxt.connection.execute(sa.select(_F.flavorid, _F.id).where(
+        _F.flavorid.in_(wanted))).all())
+
+
+@records.reader_connection
 def list_flavors(ctxt, is_public=True, project_id=None, min_memory_mb=None,
                  min_root_gb=None, sort_key='flavorid', sort_dir='asc',
                  limit=None, marker=None):

@@ -14,6 +14,7 @@ may call it.
 
 import collections
 import datetime
+import uuid as uuid_lib
 
 from common.db import cell_tables
 from services.api import handler
@@ -247,6 +248,12 @@ TABLE = [
     _row('DELETE', '/images/{image_id}/metadata/{meta_key}',
          _owner_write(204), _OLD),
     _row('POST', '/os-server-external-events', ADMIN_ONLY, 'event'),
+    # NOTE: server moves; the migration is a live one in progress.
+    _row('GET', '/os-migrations', ADMIN_ONLY),
+    _row('GET', '/servers/{server_id}/migrations',
+         _statuses(200, 403, 403, 404)),
+    _row('GET', '/servers/{server_id}/migrations/{migration_id}',
+         _statuses(200, 403, 403, 404)),
     _row('GET', '/extensions', ALL_200),
     _row('GET', '/extensions/{alias}', ALL_200),
     # the built-in image catalog
@@ -422,13 +429,22 @@ class Fixtures(object):
     def alias(self, values):
         return 'servers'
 
+    def migration_id(self, values):
+        return str(self.world.insert(
+            'cell1', cell_tables.migrations, uuid=str(uuid_lib.uuid4()),
+            instance_uuid=values['server_id'], status='running',
+            migration_type='live-migration', source_compute='node0',
+            hidden=False, cross_cell_move=False, deleted=0,
+            created_at=datetime.datetime(2026, 1, 1)))
+
     def path(self, route):
         values = {}
         for name in ('server_id', 'flavor_id', 'aggregate_id', 'group_id',
                      'service_id', 'hypervisor_id', 'project_id',
                      'image_id', 'pattern', 'tenant_id', 'keypair_name',
                      'class_name', 'network_label', 'security_group_id',
-                     'before_timestamp', 'host_name', 'alias'):
+                     'before_timestamp', 'host_name', 'alias',
+                     'migration_id'):
             if '{%s}' % name in route:
                 values[name] = getattr(self, name)(values)
         if route == '/os-berth-capacity/headroom':
