@@ -142,6 +142,20 @@ class FakePlacement(placement_client.PlacementCalls):
                     'user_id': body.get('user_id')}
         return self._answer(204)
 
+    def post(self, url, body, version, context=None, **kwargs):
+        """``POST /allocations``: several consumers in one request; those
+        emptied first, so that what they free is there for the others.
+        """
+        self.calls.append(('POST', url))
+        ordered = sorted(body.items(),
+                         key=lambda item: bool(item[1]['allocations']))
+        for consumer, entry in ordered:
+            resp = self.put('/allocations/%s' % consumer, entry, version)
+            self.calls.pop()
+            if not resp.ok:
+                return resp
+        return self._answer(204)
+
     def _put_aggregates(self, rp, body):
         with self._lock:
             if rp not in self.roots:
@@ -239,6 +253,30 @@ class FakeCompute(object):
             'host': host, 'instance_uuid': instance_uuid,
             'image_ref': image_ref, 'orig_vm_state': orig_vm_state,
             'preserve_ephemeral': preserve_ephemeral})
+
+    # --- resize and cold migration: recorded by method name
+
+    def _record(self, method, **kwargs):
+        self.__dict__.setdefault('moves', []).append(dict(kwargs,
+                                                          method=method))
+
+    def prep_resize(self, ctxt, host, instance, migration_uuid, flavor,
+                    request_spec, selection, alternates, node=None):
+        self._record('prep_resize', host=host, instance=instance,
+                     migration_uuid=migration_uuid, flavor=flavor,
+                     request_spec=request_spec, selection=selection,
+                     alternates=alternates, node=node)
+
+    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid):
+        self._record('confirm_resize', host=host,
+                     instance_uuid=instance_uuid,
+                     migration_uuid=migration_uuid)
+
+    def revert_resize(self, ctxt, host, instance_uuid, migration_uuid,
+                      reason=None):
+        self._record('revert_resize', host=host,
+                     instance_uuid=instance_uuid,
+                     migration_uuid=migration_uuid, reason=reason)
 
 
 class FakeNotifier(object):
