@@ -35,9 +35,12 @@ Placement is the conductor's; the trackers count both sides from the
 migration and the context (services/compute/move_usage.py).
 """
 
+import datetime
 import logging
 import threading
 import traceback
+
+from oslo_utils import timeutils
 
 from common.objects import instance as inst
 from common.objects import migration as migration_obj
@@ -457,3 +460,50 @@ def _error(step, exc, tb):
                                    'task_state': None}, brief=True)
     except Exception:
         LOG.exception('Could not put %s in ERROR', step.uuid)
+
+
+def _age_start(migration):
+    stamp = migration.get('updated_at') or migration.get('created_at')
+    if not stamp:
+        return None
+    return timeutils.normalize_time(timeutils.parse_isotime(stamp))
+
+
+def confirm_expired(agent, ctxt, window):
+    """Confirm the moves finished here more than ``window`` seconds ago
+    (``[DEFAULT] resize_confirm_window``), as Nova's
+    ``_poll_unconfirmed_resizes`` does on the destination.
+
+    The migrations are those the last resource update read (moves to or
+    from each host); each one goes ``finished`` -> ``confirming`` under
+    a guard, so a user's confirm or revert meanwhile wins, then the
+    conductor confirms it as it would the user's.
+
+    :returns: the migration uuids confirmed.
+    """
+    horizon = timeutils.utcnow() - datetime.timedelta(seconds=window)
+    confirmed = []
+    for host, tracker in agent.trackers.items():
+        migrations, _moving = tracker.instances.moves
+        for migration in migrations:
+            started = _age_start(migration)
+            if (migration['status'] != migration_obj.FINISHED or
+                    migration.get('dest_compute') != host or
+                    started is None or started > horizon):
+                continue
+            uuid = migration['instance_uuid']
+            try:
+                agent.conductor.migration_update(
+                    ctxt, uuid, migration['uuid'],
+                    {'status': migration_obj.CONFIRMING},
+                    expected_status=migration_obj.FINISHED)
+                agent.conductor.confirm_resize(ctxt, uuid,
+                                               migration['uuid'])
+            except Exception as exc:
+                LOG.info('Could not confirm migration %s of %s: %s',
+                         migration['uuid'], uuid, exc)
+                continue
+            LOG.info('Automatically confirming migration %s of %s (older '
+                     'than resize_confirm_window)', migration['uuid'], uuid)
+            confirmed.append(migration['uuid'])
+    return confirmed

@@ -7,6 +7,7 @@ and the failures that reschedule or roll back.
 
 import uuid as uuid_lib
 
+from oslo_utils import timeutils
 import pytest
 
 from common import context as context_mod
@@ -182,3 +183,19 @@ def test_a_source_that_fails_rolls_the_move_back(move):
         SRC, inst.ACTIVE, None)
     assert agent.conductor.migrations[migration]['status'] == 'error'
     assert (_used(agent, SRC), _used(agent, DST)) == (1, 0)
+
+
+def test_old_finished_moves_are_confirmed_after_the_window(move):
+    agent, manager, instance, migration, _casts = move()
+    _run_to_verify(agent, manager, instance, migration)
+    agent.conductor.migrations[migration]['updated_at'] = \
+        timeutils.utcnow().isoformat()
+    agent.update_all()
+    assert resize.confirm_expired(agent, _ctxt(), 3600) == []
+    agent.conductor.migrations[migration]['updated_at'] = \
+        '2020-01-01T00:00:00'
+    agent.update_all()
+    assert resize.confirm_expired(agent, _ctxt(), 3600) == [migration]
+    assert agent.conductor.migrations[migration]['status'] == 'confirming'
+    assert agent.conductor.move_calls == [
+        ('confirm_resize', instance['uuid'], migration)]
