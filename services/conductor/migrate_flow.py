@@ -219,11 +219,18 @@ def migrate_server(conductor, ctxt, instance_uuid, flavor=None, host=None,
         raise
     chosen, alternates = selections[0], selections[1:]
     decision, chosen.decision = chosen.decision, None
-    if decision:
-        decision_records.record(ctxt, move.database, instance.uuid,
-                                move.kind, decision, host=conductor.host)
-    move.event('finish', 'Success')
-    _prepare(move, spec, chosen, alternates)
+    try:
+        if decision:
+            decision_records.record(ctxt, move.database, instance.uuid,
+                                    move.kind, decision,
+                                    host=conductor.host)
+        move.event('finish', 'Success')
+        _prepare(move, spec, chosen, alternates)
+    except Exception as exc:
+        # NOTE: the destination is claimed but nobody was told: give it
+        # back rather than leave the server half moved.
+        move.fail(exc, traceback.format_exc())
+        raise
     return chosen.service_host
 
 

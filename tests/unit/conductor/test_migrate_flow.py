@@ -191,3 +191,21 @@ def test_revert_gives_the_source_back_and_casts_the_destination(world):
     [done] = world.compute.moves
     assert (done['method'], done['host'], done['reason']) == (
         'revert_resize', 'h2', None)
+
+
+def test_a_cast_that_fails_gives_the_destination_back(world):
+    uuid = _active(world)
+    before = _held(world, uuid)
+
+    def unreachable(*args, **kwargs):
+        raise RuntimeError('no compute')
+    world.compute.prep_resize = unreachable
+    with pytest.raises(RuntimeError):
+        migrate_flow.migrate_server(world.manager, fx.ctxt(), uuid,
+                                    flavor=BIG, numa_topology=None)
+    migration = _migration(world, uuid)
+    assert migration.status == 'error'
+    assert _held(world, uuid) == before
+    assert _held(world, migration.uuid) == {}
+    row = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
+    assert row.task_state is None
