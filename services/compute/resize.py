@@ -347,6 +347,7 @@ class ConfirmResize(_Step):
                 {'vm_state': vm_state, 'power_state': power_state,
                  'task_state': None, 'migration_context': None,
                  'system_metadata': _without_old_vm_state(self.instance)},
+                expected_task_state=[None],
                 action_event=self._event('finish', 'Success'))
         self.agent.tracker(self.host).release(self.migration_uuid)
         self._refresh(self.migration['source_node'])

@@ -291,3 +291,12 @@ def test_wrong_state_and_bad_hosts_are_refused(cloud, flavors, clean):
     shown = _wait(cloud, server, 'ACTIVE')
     assert stack_mod.host_of(shown) == HOSTS[0]
     assert_placement_matches_servers(cloud)
+
+
+def test_deleting_a_resized_server_leaves_nothing_behind(cloud, flavors):
+    server = _boot(cloud, flavors, 'deleted-resized', HOSTS[0])
+    assert _action(cloud, server, {'resize': {
+        'flavorRef': flavors[1]}})[0] == 202
+    _wait(cloud, server, 'VERIFY_RESIZE')
+    cloud.compute.delete_server(server)
+    assert_placement_matches_servers(cloud)

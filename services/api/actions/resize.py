@@ -311,5 +311,27 @@ def revert_resize(req, value):
                        'revert_resize', 202)
 
 
+def confirm_before_delete(ctxt, instance, cell):
+    """Confirm the finished move of a server being deleted, as Nova does,
+    so that its source's guest and allocation go with it.
+
+    Best effort: a failure is logged, the delete goes on.
+    """
+    if instance.vm_state != inst.RESIZED or cell is None:
+        return
+    try:
+        migration = _finished_migration(ctxt, cell, instance)
+        _claim_migration(ctxt, cell, migration, migration_obj.CONFIRMING)
+        boot.conductor_api().confirm_resize(
+            ctxt, instance_uuid=instance.uuid,
+            migration_uuid=migration.uuid)
+    except errors.BadRequest:
+        LOG.info('Deleted server %s has no finished migration to confirm',
+                 instance.uuid)
+    except Exception:
+        LOG.exception('Could not confirm the move of %s before deleting it',
+                      instance.uuid)
+
+
 ACTIONS = {'resize': resize, 'migrate': migrate,
            'confirmResize': confirm_resize, 'revertResize': revert_resize}

@@ -179,3 +179,15 @@ def test_revert_sets_revert_resize_and_casts(world):
     assert _show(world, resized)['status'] == 'REVERT_RESIZE'
     assert world.conductor.reverts == [
         {'instance_uuid': resized, 'migration_uuid': migration}]
+
+
+def test_deleting_a_resized_server_confirms_its_move_first(world):
+    world.add_host('dst')
+    resized = world.add_instance('cell1', host='dst', project_id='projA',
+                                 vm_state='resized')
+    migration = _finished(world, resized)
+    status, _b, _r = world.client.delete(V + '/servers/%s' % resized)
+    assert status == 204
+    assert _migration_status(world, migration) == 'confirming'
+    assert world.conductor.confirms == [
+        {'instance_uuid': resized, 'migration_uuid': migration}]
