@@ -508,3 +508,33 @@ def confirm_expired(agent, ctxt, window):
                      'than resize_confirm_window)', migration['uuid'], uuid)
             confirmed.append(migration['uuid'])
     return confirmed
+
+
+INTERRUPTED = ('The move was interrupted by a restart of the compute '
+               'service')
+
+
+def recover(agent, ctxt, host, instances):
+    """Roll back the moves a restart of ``host`` interrupted while it was
+    sending the server (task ``resize_migrating``): the guest may be half
+    stopped, so it goes back as it was, through the conductor (steps 5a
+    and 5b), with a fault. Earlier and later steps are casts the broker
+    still holds for the hosts that run them.
+
+    :param instances: the host's instance primitives.
+    """
+    for instance in instances:
+        context = instance.get('migration_context') or {}
+        if instance.get('task_state') != inst.RESIZE_MIGRATING or (
+                not context.get('migration_uuid')):
+            continue
+        uuid = instance['uuid']
+        LOG.warning('Instance %s was being sent away when %s stopped; '
+                    'rolling its move back', uuid, host)
+        try:
+            agent.conductor.instance_fault_create(
+                ctxt, uuid, FAULT_CODE, INTERRUPTED, host=host)
+            agent.conductor.revert_resize(
+                ctxt, uuid, context['migration_uuid'], reason=INTERRUPTED)
+        except Exception:
+            LOG.exception('Could not roll back the move of %s', uuid)

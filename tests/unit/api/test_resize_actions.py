@@ -79,6 +79,15 @@ def test_resize_refusals_have_novas_messages(world):
         {'name': 'cur', 'flavorid': same, 'vcpus': 1, 'memory_mb': 512,
          'root_gb': 1, 'ephemeral_gb': 0, 'swap': 0, 'extra_specs': {}}))
     smaller = helpers.make_flavor(world.client, name='tiny', disk=0)
+    server_big_disk = _server(world, flavor=json.dumps(
+        {'name': 'cur2', 'flavorid': 'cur2', 'vcpus': 1,
+         'memory_mb': 512, 'root_gb': 5, 'ephemeral_gb': 0, 'swap': 0,
+         'extra_specs': {}}))
+    status, body, _r = _action(world, server_big_disk,
+                               {'resize': {'flavorRef': same}})
+    assert status == 400
+    assert _message(body) == ('Server disk was unable to be resized '
+                              'because: Unable to resize disk down.')
     for ref, message in (
             ('nope', 'Unable to locate requested flavor.'),
             (same, 'Resize requires a flavor change.'),

@@ -199,3 +199,15 @@ def test_old_finished_moves_are_confirmed_after_the_window(move):
     assert agent.conductor.migrations[migration]['status'] == 'confirming'
     assert agent.conductor.move_calls == [
         ('confirm_resize', instance['uuid'], migration)]
+
+
+def test_a_restart_while_sending_rolls_the_move_back(move):
+    agent, manager, instance, migration, _casts = move()
+    _prep(agent, manager, instance, migration)
+    agent.conductor.instances[instance['uuid']]['task_state'] = \
+        inst.RESIZE_MIGRATING
+    rows = agent.conductor.instances_get_by_host(None, SRC)
+    resize.recover(agent, _ctxt(), SRC, rows)
+    assert agent.conductor.move_calls == [
+        ('revert_resize', instance['uuid'], migration, resize.INTERRUPTED)]
+    assert agent.conductor.faults[-1]['message'] == resize.INTERRUPTED
