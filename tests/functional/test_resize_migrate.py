@@ -182,6 +182,21 @@ def test_resize_then_revert_gives_the_old_flavor_back(cloud, flavors,
     assert_placement_matches_servers(cloud)
 
 
+def test_a_stopped_server_stays_stopped(cloud, flavors, clean):
+    server = _boot(cloud, flavors, 'stopped', HOSTS[0])
+    clean.append(server)
+    assert _action(cloud, server, {'os-stop': None})[0] == 202
+    _wait(cloud, server, 'SHUTOFF')
+    assert _action(cloud, server, {'resize': {
+        'flavorRef': flavors[1]}})[0] == 202
+    shown = _wait(cloud, server, 'VERIFY_RESIZE')
+    assert shown['OS-EXT-STS:power_state'] == 4
+    assert _action(cloud, server, {'confirmResize': None})[0] == 204
+    shown = _wait(cloud, server, 'SHUTOFF')
+    assert shown['flavor']['vcpus'] == 2
+    assert_placement_matches_servers(cloud)
+
+
 def _set_hosts(cloud, hosts, status):
     services = cloud.compute.request(
         'GET', '/os-services?binary=berth-compute')['services']
