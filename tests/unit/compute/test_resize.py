@@ -211,3 +211,19 @@ def test_a_restart_while_sending_rolls_the_move_back(move):
     assert agent.conductor.move_calls == [
         ('revert_resize', instance['uuid'], migration, resize.INTERRUPTED)]
     assert agent.conductor.faults[-1]['message'] == resize.INTERRUPTED
+
+
+def test_a_finish_that_fails_rolls_the_move_back(move):
+    agent, manager, instance, migration, _casts = move(
+        fail_actions=['finish_migration:%s' % DST])
+    _prep(agent, manager, instance, migration)
+    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    manager.finish_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    [call] = agent.conductor.move_calls
+    assert call[:3] == ('revert_resize', instance['uuid'], migration)
+    assert instance['uuid'] not in agent.driver.list_guests(DST)
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert row['host'] == SRC
+    events = [(e, r) for u, e, p, r in agent.conductor.events
+              if p == 'finish']
+    assert ('compute_finish_resize', 'Error') in events
