@@ -124,8 +124,9 @@ tests.
 """),
     cfg.FloatOpt('action_latency', default=0.0, min=0.0, help="""
 Seconds each power operation of a guest (power off, power on, reboot,
-pause, unpause, suspend, resume) takes on the simulated hypervisor. The
-server stays in its task state (``powering-off``...) meanwhile.
+pause, unpause, suspend, resume), and each driver step of a resize or
+cold migration, takes on the simulated hypervisor. The server stays in
+its task state (``powering-off``, ``resize_migrating``...) meanwhile.
 
 Related options:
 
@@ -136,7 +137,8 @@ Related options:
 Probability that a power operation fails on the simulated hypervisor. A
 failed operation leaves the guest as it was; the server gets a fault, its
 task state is cleared, and a failed reboot puts it in ERROR unless the
-guest still runs, as Nova does.
+guest still runs, as Nova does. A step of a resize or cold migration fails
+at the same rate (the move is rescheduled or rolled back).
 
 Possible values:
 
@@ -147,13 +149,17 @@ Related options:
 * ``fail_actions`` makes chosen operations always fail.
 """),
     cfg.ListOpt('fail_actions', default=[], help="""
-Power operations that always fail on the simulated hypervisor, whatever
-``action_failure_rate`` says.
+Power operations (and steps of moves) that always fail on the simulated
+hypervisor, whatever ``action_failure_rate`` says.
 
 Possible values:
 
 * any of ``power_off``, ``power_on``, ``reboot``, ``pause``, ``unpause``,
   ``suspend``, ``resume``: that operation fails on every host;
+* a step of a resize or cold migration: ``prep_resize`` (the
+  destination refuses the server, which is rescheduled to an alternate),
+  ``migrate_disk_and_power_off`` (source), ``finish_migration``
+  (destination), ``confirm_migration``, ``finish_revert_migration``;
 * ``<operation>:<host>`` (e.g. ``suspend:compute3``): it fails on that
   host only.
 """),

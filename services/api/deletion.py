@@ -107,6 +107,10 @@ def delete(ctxt, conf, instance, cell):
             return
         # NOTE: the conductor gave it a cell in the meantime.
         instance, cell = server_lookup.find(ctxt, instance.uuid)
+    # NOTE: a server in VERIFY_RESIZE has its move confirmed first, so
+    # that the source host's guest and allocation do not stay behind.
+    from services.api.actions import resize
+    resize.confirm_before_delete(ctxt, instance, cell)
     if cell.is_cell0 or not instance.host:
         return _local_delete(ctxt, conf, instance, cell,
                              'instance has no host')

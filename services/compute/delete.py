@@ -23,6 +23,7 @@ import logging
 from common.objects import instance as instance_obj
 from services.compute import power
 from services.compute import rebuild
+from services.compute import resize
 from services.compute import snapshot
 from services.compute import stuck_builds
 from services.compute import utils
@@ -101,6 +102,7 @@ def recover_host(agent, ctxt, host):
     rebuild.recover(agent, ctxt, host, instances)
     snapshot.recover(agent, ctxt, host, instances)
     power.recover(agent, ctxt, host, instances)
+    resize.recover(agent, ctxt, host, instances)
     live = {i['uuid'] for i in instances
             if not i.get('deleted') and i.get('task_state') !=
             instance_obj.DELETING}

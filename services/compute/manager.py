@@ -6,8 +6,9 @@
 Every host an agent serves shares one RPC server (see
 :mod:`common.rpc_hosts`); each message names its host. The work lives in
 :mod:`services.compute.build`, :mod:`services.compute.delete`,
-:mod:`services.compute.power`, :mod:`services.compute.rebuild` and
-:mod:`services.compute.snapshot`, the state in the shared agent.
+:mod:`services.compute.power`, :mod:`services.compute.rebuild`,
+:mod:`services.compute.resize` and :mod:`services.compute.snapshot`, the
+state in the shared agent.
 """
 
 import logging
@@ -19,6 +20,7 @@ from services.compute import build
 from services.compute import delete
 from services.compute import power
 from services.compute import rebuild
+from services.compute import resize
 from services.compute import snapshot
 from services.compute.virt import driver as virt_driver
 
@@ -92,6 +94,50 @@ class ComputeManager(manager.Manager):
         """Snapshot an instance into the queued image ``image_id``."""
         snapshot.snapshot_instance(self.agent, ctxt, self._served(host),
                                    instance_uuid, image_id)
+
+    # --- resize and cold migration (services/compute/resize.py) ------------
+
+    def prep_resize(self, ctxt, instance, migration_uuid, flavor,
+                    request_spec, selection, alternates, host, node=None):
+        """Claim a moving server's new flavor here (destination).
+
+        :param instance: the Instance primitive.
+        :param flavor: the Flavor primitive it will have here.
+        :param request_spec: the move's RequestSpec primitive.
+        :param selection: the claimed Selection primitive.
+        :param alternates: Selection primitives to reschedule to.
+        """
+        resize.PrepResize(self.agent, ctxt, self._served(host), instance,
+                          migration_uuid, flavor, request_spec, selection,
+                          alternates, node).run()
+
+    def resize_instance(self, ctxt, instance_uuid, migration_uuid, host):
+        """Power off and send a moving server (source)."""
+        resize.ResizeInstance(self.agent, ctxt, self._served(host),
+                              instance_uuid, migration_uuid).run()
+
+    def finish_resize(self, ctxt, instance_uuid, migration_uuid, host):
+        """Start a moved server here (destination); VERIFY_RESIZE."""
+        resize.FinishResize(self.agent, ctxt, self._served(host),
+                            instance_uuid, migration_uuid).run()
+
+    def confirm_resize(self, ctxt, instance_uuid, migration_uuid, host):
+        """Remove a confirmed move's old guest (source)."""
+        resize.ConfirmResize(self.agent, ctxt, self._served(host),
+                             instance_uuid, migration_uuid).run()
+
+    def revert_resize(self, ctxt, instance_uuid, migration_uuid, host,
+                      reason=None):
+        """Remove a reverted move's new guest (destination)."""
+        resize.RevertResize(self.agent, ctxt, self._served(host),
+                            instance_uuid, migration_uuid, reason).run()
+
+    def finish_revert_resize(self, ctxt, instance_uuid, migration_uuid,
+                             host, reason=None):
+        """Start a reverted server again with its old flavor (source)."""
+        resize.FinishRevertResize(self.agent, ctxt, self._served(host),
+                                  instance_uuid, migration_uuid,
+                                  reason).run()
 
     def stop_instance(self, ctxt, instance_uuid, host):
         """Power off an instance (see :mod:`services.compute.power`)."""

@@ -38,7 +38,9 @@ class ComputeAPI(object):
     * 1.0 - Initial version: build_and_run_instance, terminate_instance;
       stop_instance, start_instance, reboot_instance, pause_instance,
       unpause_instance, suspend_instance, resume_instance;
-      rebuild_instance, snapshot_instance; get_diagnostics.
+      rebuild_instance, snapshot_instance; get_diagnostics; prep_resize,
+      resize_instance, finish_resize, confirm_resize, revert_resize,
+      finish_revert_resize.
     """
 
     def __init__(self):
@@ -99,6 +101,64 @@ class ComputeAPI(object):
         self._prepare(host).cast(ctxt, 'snapshot_instance',
                                  instance_uuid=instance_uuid,
                                  image_id=image_id, host=host)
+
+    # --- resize and cold migration (services/compute/resize.py) -----------
+
+    def prep_resize(self, ctxt, host, instance, migration_uuid, flavor,
+                    request_spec, selection, alternates, node=None):
+        """Claim a moving server's new flavor on the destination ``host``
+        (cast); it then asks the source to send the server.
+
+        :param instance: the Instance primitive.
+        :param flavor: the Flavor primitive it will have there.
+        :param selection: the claimed Selection (or primitive).
+        :param alternates: Selections (or primitives) to reschedule to.
+        """
+        self._prepare(host).cast(
+            ctxt, 'prep_resize', instance=_primitive(instance),
+            migration_uuid=migration_uuid, flavor=_primitive(flavor),
+            request_spec=_primitive(request_spec),
+            selection=_primitive(selection),
+            alternates=[_primitive(a) for a in alternates or []],
+            host=host, node=node)
+
+    def _move_cast(self, ctxt, method, host, instance_uuid, migration_uuid,
+                   **kwargs):
+        self._prepare(host).cast(ctxt, method, instance_uuid=instance_uuid,
+                                 migration_uuid=migration_uuid, host=host,
+                                 **kwargs)
+
+    def resize_instance(self, ctxt, host, instance_uuid, migration_uuid):
+        """Power off and send the server from its source ``host`` (cast).
+        """
+        self._move_cast(ctxt, 'resize_instance', host, instance_uuid,
+                        migration_uuid)
+
+    def finish_resize(self, ctxt, host, instance_uuid, migration_uuid):
+        """Start the moved server on the destination ``host`` (cast)."""
+        self._move_cast(ctxt, 'finish_resize', host, instance_uuid,
+                        migration_uuid)
+
+    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid):
+        """Remove the confirmed move's old guest on the source (cast)."""
+        self._move_cast(ctxt, 'confirm_resize', host, instance_uuid,
+                        migration_uuid)
+
+    def revert_resize(self, ctxt, host, instance_uuid, migration_uuid,
+                      reason=None):
+        """Remove the guest on the destination ``host`` and hand the server
+        back to its source (cast); ``reason``: a failed move rolled back.
+        """
+        self._move_cast(ctxt, 'revert_resize', host, instance_uuid,
+                        migration_uuid, reason=reason)
+
+    def finish_revert_resize(self, ctxt, host, instance_uuid,
+                             migration_uuid, reason=None):
+        """Start the server again on its source ``host`` with its old
+        flavor (cast).
+        """
+        self._move_cast(ctxt, 'finish_revert_resize', host, instance_uuid,
+                        migration_uuid, reason=reason)
 
     def _power_cast(self, ctxt, method, host, instance_uuid, **kwargs):
         self._prepare(host).cast(ctxt, method, instance_uuid=instance_uuid,

@@ -15,9 +15,11 @@ broker connection and two timer threads, not a thousand of each.
 import concurrent.futures
 import logging
 
+from common import context
 from common import rpc_hosts
 from common import service
 from services.compute import agent as agent_mod
+from services.compute import resize
 from services.compute import stuck_builds
 
 LOG = logging.getLogger(__name__)
@@ -89,6 +91,11 @@ class ComputeService(service.Service):
         # NOTE: None: the loop's own interval until the next check.
         self.agent.check_build_timeouts()
 
+    def _confirm_resizes(self):
+        # NOTE: None: the loop's own interval until the next check.
+        resize.confirm_expired(self.agent, context.get_admin_context(),
+                               self.agent.conf.resize_confirm_window)
+
     def _start_loops(self):
         conf = self.agent.conf
         # NOTE: the service runner's own loop (logs a failed run and goes
@@ -115,6 +122,11 @@ class ComputeService(service.Service):
                 'berth-compute-build-timeouts',
                 self._check_build_timeouts, timeouts,
                 initial_delay=timeouts))
+        window = conf.resize_confirm_window
+        if window:
+            self._loops.append(service._Loop(
+                'berth-compute-resize-confirm', self._confirm_resizes,
+                min(window, 60), initial_delay=min(window, 60)))
         for loop in self._loops:
             loop.start()
 

@@ -10,6 +10,8 @@ objects and hands each request to its module:
 * ``schedule_and_build_instances`` -> :mod:`.build_flow`
 * ``build_instances`` (reschedule) -> :mod:`.reschedule`
 * ``rebuild_instance`` -> :mod:`.rebuild_flow`
+* ``migrate_server`` (resize, cold migration), ``migrate_reschedule``,
+  ``confirm_resize``, ``revert_resize`` -> :mod:`.migrate_flow`
 * the compute agents' record calls -> :mod:`.record_proxy` (a second
   endpoint of the same API)
 * background: host discovery (:mod:`common.db.discovery`, a loop of its
@@ -29,6 +31,7 @@ import common.conf
 from common import context as berth_context
 from common.db import cell_access as cell_access_mod
 from common.db import discovery
+from common import exception
 from common import manager
 from common import notifications
 from common.objects import instance as instance_obj
@@ -39,6 +42,7 @@ from common import rpc
 from services.compute import rpcapi as compute_rpcapi
 from services.conductor import allocation_audit
 from services.conductor import build_flow
+from services.conductor import migrate_flow
 from services.conductor import rebuild_flow
 from services.conductor import record_proxy
 from services.conductor import reschedule
@@ -243,6 +247,43 @@ class ConductorManager(manager.Manager):
                 image_meta=image_meta,
                 preserve_ephemeral=preserve_ephemeral,
                 orig_image_meta=orig_image_meta or {}))
+
+    # --- resize and cold migration -------------------------------------------
+
+    @messaging.expected_exceptions(exception.NoValidHost,
+                                   exception.InstanceNotFound)
+    def migrate_server(self, ctxt, instance_uuid, flavor=None, host=None,
+                       numa_topology=False, pci_requests=None):
+        """Schedule a resize or cold migration; see ConductorAPI.
+
+        :param flavor: the new Flavor primitive of a resize, or None.
+        :returns: the destination host.
+        """
+        return migrate_flow.migrate_server(
+            self, ctxt, instance_uuid, migrate_flow.flavor_of(flavor), host,
+            numa_topology, pci_requests)
+
+    def migrate_reschedule(self, ctxt, instance_uuid, migration_uuid,
+                           request_spec, alternates, failed_host, reason):
+        """Move a failed destination's move to an alternate; see
+        ConductorAPI.
+        """
+        migrate_flow.migrate_reschedule(
+            self, ctxt, instance_uuid, migration_uuid,
+            spec_obj.RequestSpec.from_primitive(request_spec),
+            [selection_obj.Selection.from_primitive(a)
+             for a in alternates or ()], failed_host, reason)
+
+    def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
+        """Confirm a finished move; see ConductorAPI."""
+        migrate_flow.confirm_resize(self, ctxt, instance_uuid,
+                                    migration_uuid)
+
+    def revert_resize(self, ctxt, instance_uuid, migration_uuid,
+                      reason=None):
+        """Revert (or roll back) a move; see ConductorAPI."""
+        migrate_flow.revert_resize(self, ctxt, instance_uuid,
+                                   migration_uuid, reason)
 
     # --- background work -----------------------------------------------------
 

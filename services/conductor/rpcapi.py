@@ -26,6 +26,7 @@ between the services says; callers rebuild objects with
 
 import oslo_messaging as messaging
 
+import common.conf
 from common import exception
 from common import rpc
 
@@ -92,7 +93,8 @@ class ConductorAPI(object):
       optionally brief), instance_updates, instance_destroy,
       instance_fault_create, action_event_start, action_event_finish,
       rebuild_instance (cast), image_snapshot_done and
-      image_snapshot_abandoned (record calls).
+      image_snapshot_abandoned (record calls); migrate_server (call),
+      migrate_reschedule, confirm_resize, revert_resize (casts).
       Record calls go to topic ``conductor_records``.
     """
 
@@ -162,6 +164,64 @@ class ConductorAPI(object):
                    image_meta=_primitive(image_meta),
                    preserve_ephemeral=preserve_ephemeral,
                    orig_image_meta=orig_image_meta or {})
+
+    # --- resize and cold migration (services/conductor/migrate_flow.py) ------
+
+    def migrate_server(self, ctxt, instance_uuid, flavor=None, host=None,
+                       numa_topology=False, pci_requests=None):
+        """Schedule a resize (``flavor``) or cold migration (a call, as
+        Nova's: the API learns a NoValidHost; at most ``[conductor]
+        schedule_timeout``, default ``long_rpc_timeout``).
+
+        :param flavor: the new Flavor primitive of a resize, None for a
+            cold migration.
+        :param host: the target host an admin named (2.56), or None.
+        :param numa_topology: the new flavor's NUMA request primitive
+            (None: none); False keeps the stored one (a migration).
+        :param pci_requests: the new flavor's PCI requests, or None.
+        :raises common.exception.NoValidHost: no host fits; the server is
+            back as it was, with a fault.
+        """
+        conf = common.conf.CONF
+        timeout = conf.conductor.schedule_timeout or conf.long_rpc_timeout
+        cctxt = self.client.prepare(version='1.0', timeout=timeout)
+        return cctxt.call(ctxt, 'migrate_server', instance_uuid=instance_uuid,
+                          flavor=flavor, host=host,
+                          numa_topology=numa_topology,
+                          pci_requests=pci_requests)
+
+    def migrate_reschedule(self, ctxt, instance_uuid, migration_uuid,
+                           request_spec, alternates, failed_host, reason):
+        """A destination's prep_resize failed: claim the next alternate
+        and prepare there, or end the move (cast, from the compute).
+
+        :param request_spec: the move's RequestSpec primitive.
+        :param alternates: the Selection primitives left.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        cctxt.cast(ctxt, 'migrate_reschedule', instance_uuid=instance_uuid,
+                   migration_uuid=migration_uuid,
+                   request_spec=_primitive(request_spec),
+                   alternates=[_primitive(a) for a in alternates or ()],
+                   failed_host=failed_host, reason=reason)
+
+    def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
+        """Confirm a finished resize or migration (cast): the source's
+        allocation is dropped and its compute removes the old guest.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        cctxt.cast(ctxt, 'confirm_resize', instance_uuid=instance_uuid,
+                   migration_uuid=migration_uuid)
+
+    def revert_resize(self, ctxt, instance_uuid, migration_uuid,
+                      reason=None):
+        """Send a moved server back to its source with its old flavor
+        (cast): a user's revert, or (``reason``) the rollback of a move
+        that failed after its destination was prepared.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        cctxt.cast(ctxt, 'revert_resize', instance_uuid=instance_uuid,
+                   migration_uuid=migration_uuid, reason=reason)
 
     def _records(self):
         """A call context for a record method, on the records topic."""

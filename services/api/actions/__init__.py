@@ -14,9 +14,10 @@ from services.api.actions import lock
 from services.api.actions import power
 from services.api.actions import rebuild
 from services.api.actions import reset_state
+from services.api.actions import resize
 from services.api.actions import snapshot
 
-MODULES = (power, lock, reset_state, rebuild, snapshot)
+MODULES = (power, lock, reset_state, rebuild, snapshot, resize)
 
 
 def _join(modules):

@@ -55,3 +55,29 @@ RESET_STATE = _body('os-resetState', {
     'required': ['state'],
     'additionalProperties': False,
 })
+
+# --- resize and cold migration (services/api/actions/resize.py) ---
+
+RESIZE = _body('resize', {
+    'type': 'object',
+    'properties': {
+        'flavorRef': {'type': ['string', 'integer'], 'minLength': 1,
+                      'pattern': r'^(?! )[\S ]*(?<! )$'},
+        'OS-DCF:diskConfig': {'type': 'string', 'enum': ['AUTO', 'MANUAL']},
+    },
+    'required': ['flavorRef'],
+    'additionalProperties': False,
+})
+
+CONFIRM_RESIZE = _body('confirmResize', {'type': 'null'})
+REVERT_RESIZE = _body('revertResize', {'type': 'null'})
+MIGRATE = _body('migrate', {'type': 'null'})
+# NOTE: 2.56 adds an optional target host (null: the scheduler chooses).
+MIGRATE_V256 = _body('migrate', {
+    'type': ['object', 'null'],
+    'properties': {
+        'host': {'type': ['string', 'null'], 'minLength': 1,
+                 'maxLength': 255},
+    },
+    'additionalProperties': False,
+})

@@ -39,6 +39,12 @@ class InstanceSnapshotError(exception.BerthException):
     msg_fmt = 'Snapshot of instance %(uuid)s failed: %(reason)s'
 
 
+class InstanceMoveError(exception.BerthException):
+    """The driver failed a step of a resize or cold migration."""
+
+    msg_fmt = '%(operation)s of instance %(uuid)s failed: %(reason)s'
+
+
 @dataclasses.dataclass
 class SnapshotResult(object):
     """What a snapshot produced: the image data's size and MD5 checksum
@@ -228,6 +234,55 @@ class ComputeDriver(object, metaclass=abc.ABCMeta):
         raise InstanceSnapshotError(
             uuid=instance_uuid,
             reason='the %s driver cannot snapshot' % type(self).__name__)
+
+    # Resize and cold migration (services/compute/resize.py). The defaults
+    # suit a driver whose guests are records on each host: moving one is
+    # creating it on the destination and removing it from the source.
+
+    def prepare_migration_target(self, host, instance_uuid):
+        """Get ``host`` ready to receive a moving guest (prep_resize on
+        the destination); nothing by default.
+
+        :raises InstanceMoveError: the host cannot take it (the move is
+            rescheduled to an alternate).
+        """
+
+    def migrate_disk_and_power_off(self, host, instance_uuid, dest_host):
+        """Stop the guest on its source ``host`` and send its disk to
+        ``dest_host``; by default the guest is only powered off.
+
+        :raises InstanceMoveError: the guest is left as it was.
+        """
+        self.power_off(host, instance_uuid)
+
+    def finish_migration(self, guest, power_on=True):
+        """Create the moved guest (a :class:`Guest` with its new NUMA
+        placement and devices) on the destination.
+
+        :param power_on: False leaves it off (a stopped server).
+        :raises InstanceMoveError: it could not be created.
+        """
+        guest.power_state = inst.RUNNING if power_on else inst.SHUTDOWN
+        try:
+            self.spawn(guest)
+        except InstanceSpawnError as exc:
+            raise InstanceMoveError(operation='finish_migration',
+                                    uuid=guest.uuid, reason=str(exc))
+
+    def confirm_migration(self, host, instance_uuid):
+        """Remove the source's copy of a guest whose move is confirmed."""
+        self.destroy(host, instance_uuid)
+
+    def finish_revert_migration(self, guest, power_on=True):
+        """Run the guest on its source again with its old placement; one
+        the source no longer has (a same-host move) is created.
+
+        :raises InstanceMoveError: it could not be started.
+        """
+        if guest.uuid not in self.list_guests(guest.host):
+            self.finish_migration(guest, power_on)
+        elif power_on:
+            self.power_on(guest.host, guest.uuid)
 
     # Power operations. A driver keeps each guest's power state and says
     # how to read and write it (_get_power / _set_power); the transitions

@@ -11,7 +11,8 @@ a spawn can be made slow (``spawn_latency``) or fail at random
 is what reschedule tests and benchmarks need. Power operations (stop,
 start, reboot, pause, suspend...), rebuilds and snapshots can be slowed
 down (``action_latency``) or fail at random (``action_failure_rate``);
-power operations also always (``fail_actions``). Each guest keeps its
+power operations and the steps of a resize or cold migration also always
+(``fail_actions``). Each guest keeps its
 power state; a snapshot's "data" is the guest's record.
 """
 
@@ -266,6 +267,51 @@ class FakeDriver(driver.ComputeDriver):
             self.snapshots[image_id] = (host, instance_uuid)
         return driver.SnapshotResult(
             size=len(data), checksum=hashlib.md5(data).hexdigest())
+
+    # --- resize and cold migration ----------------------------------------
+
+    def _before_move(self, operation, host, instance_uuid):
+        """Simulated hypervisor time and failures of a move's step: as a
+        power operation's (``fail_actions`` names the step).
+        """
+        try:
+            self._before_power(operation, host, instance_uuid)
+        except driver.PowerActionError as exc:
+            raise driver.InstanceMoveError(
+                operation=operation, uuid=instance_uuid,
+                reason=exc.kwargs.get('reason'))
+
+    def prepare_migration_target(self, host, instance_uuid):
+        """See :meth:`ComputeDriver.prepare_migration_target`."""
+        self._before_move('prep_resize', host, instance_uuid)
+
+    def migrate_disk_and_power_off(self, host, instance_uuid, dest_host):
+        """See :meth:`ComputeDriver.migrate_disk_and_power_off`."""
+        self._before_move('migrate_disk_and_power_off', host, instance_uuid)
+        self._set_power(host, instance_uuid, inst.SHUTDOWN)
+
+    def finish_migration(self, guest, power_on=True):
+        """See :meth:`ComputeDriver.finish_migration`: the record is made
+        on the destination (replaced, on the same host).
+        """
+        self._before_move('finish_migration', guest.host, guest.uuid)
+        guest.power_state = inst.RUNNING if power_on else inst.SHUTDOWN
+        with self._lock:
+            self._guests.setdefault(guest.host, {})[guest.uuid] = guest
+
+    def confirm_migration(self, host, instance_uuid):
+        """See :meth:`ComputeDriver.confirm_migration`."""
+        self._before_move('confirm_migration', host, instance_uuid)
+        self.destroy(host, instance_uuid)
+
+    def finish_revert_migration(self, guest, power_on=True):
+        """See :meth:`ComputeDriver.finish_revert_migration`: the source's
+        record takes the old placement back.
+        """
+        self._before_move('finish_revert_migration', guest.host, guest.uuid)
+        guest.power_state = inst.RUNNING if power_on else inst.SHUTDOWN
+        with self._lock:
+            self._guests.setdefault(guest.host, {})[guest.uuid] = guest
 
     def _before_power(self, operation, host, instance_uuid):
         """Simulated hypervisor time and failures (``[fake_driver]``)."""

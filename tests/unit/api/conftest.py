@@ -26,6 +26,7 @@ from common import context as berth_context
 from common.db import api_tables
 from common.db import cell_tables
 from common.db import cells
+from common import exception
 from common.placement import client as placement_client
 from common import rpc
 from services.api import boot
@@ -57,6 +58,24 @@ class FakeConductor(object):
     def rebuild_instance(self, ctxt, **kwargs):
         self.rebuilds = getattr(self, 'rebuilds', [])
         self.rebuilds.append(kwargs)
+
+    # --- resize and cold migration: recorded; ``no_valid_host`` makes
+    # migrate_server answer as a scheduler that found nothing.
+    def migrate_server(self, ctxt, **kwargs):
+        self.moves = getattr(self, 'moves', [])
+        self.moves.append(kwargs)
+        reason = getattr(self, 'no_valid_host', None)
+        if reason is not None:
+            raise exception.NoValidHost(reason=reason)
+        return 'dest'
+
+    def confirm_resize(self, ctxt, **kwargs):
+        self.confirms = getattr(self, 'confirms', [])
+        self.confirms.append(kwargs)
+
+    def revert_resize(self, ctxt, **kwargs):
+        self.reverts = getattr(self, 'reverts', [])
+        self.reverts.append(kwargs)
 
 
 class FakeCompute(object):

@@ -91,6 +91,15 @@ TABLE = [
          {'lock': None}),
     _row('POST', '/servers/{server_id}/action', _statuses(202, 403, 403, 404),
          {'os-resetState': {'state': 'error'}}),
+    # NOTE: resize and cold migration (an ACTIVE server: confirm and
+    # revert answer its owners 409, after the policy let them through).
+    _row('POST', '/servers/{server_id}/action', _owner_write(202), 'resize'),
+    _row('POST', '/servers/{server_id}/action', _statuses(202, 403, 403, 404),
+         {'migrate': None}),
+    _row('POST', '/servers/{server_id}/action', _statuses(409, 409, 403, 404),
+         {'confirmResize': None}),
+    _row('POST', '/servers/{server_id}/action', _statuses(409, 409, 403, 404),
+         {'revertResize': None}),
     _row('GET', '/servers/{server_id}/os-instance-actions', OWNER_READ),
     _row('GET', '/servers/{server_id}/os-instance-actions/{request_id}',
          OWNER_READ),
@@ -463,6 +472,8 @@ class Fixtures(object):
         if row.body == 'keypair':
             return {'keypair': {'name': 'kp-new-%d' % self._next(),
                                 'public_key': PUBLIC_KEY}}, None, {}
+        if row.body == 'resize':
+            return {'resize': {'flavorRef': self.public_flavor}}, None, {}
         if row.body == 'rebuild':
             return {'rebuild': {'imageRef': self.public_image}}, None, {}
         if row.body == 'event':

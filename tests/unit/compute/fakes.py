@@ -326,6 +326,29 @@ class FakeConductor(object):
                                   'failed_node': failed_node,
                                   'reason': reason})
 
+    # --- resize and cold migration: the conductor's casts, recorded
+
+    def migrate_reschedule(self, ctxt, instance_uuid, migration_uuid,
+                           request_spec, alternates, failed_host, reason):
+        self._log('migrate_reschedule')
+        with self.lock:
+            self.__dict__.setdefault('move_calls', []).append(
+                ('migrate_reschedule', instance_uuid, migration_uuid,
+                 failed_host, reason))
+
+    def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
+        self._log('confirm_resize')
+        with self.lock:
+            self.__dict__.setdefault('move_calls', []).append(
+                ('confirm_resize', instance_uuid, migration_uuid))
+
+    def revert_resize(self, ctxt, instance_uuid, migration_uuid,
+                      reason=None):
+        self._log('revert_resize')
+        with self.lock:
+            self.__dict__.setdefault('move_calls', []).append(
+                ('revert_resize', instance_uuid, migration_uuid, reason))
+
 
 class FakeScheduler(object):
     """Records the instance-info casts."""

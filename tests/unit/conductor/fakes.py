@@ -269,6 +269,30 @@ class FakeCompute(object):
             'image_ref': image_ref, 'orig_vm_state': orig_vm_state,
             'preserve_ephemeral': preserve_ephemeral})
 
+    # --- resize and cold migration: recorded by method name
+
+    def _record(self, method, **kwargs):
+        self.__dict__.setdefault('moves', []).append(dict(kwargs,
+                                                          method=method))
+
+    def prep_resize(self, ctxt, host, instance, migration_uuid, flavor,
+                    request_spec, selection, alternates, node=None):
+        self._record('prep_resize', host=host, instance=instance,
+                     migration_uuid=migration_uuid, flavor=flavor,
+                     request_spec=request_spec, selection=selection,
+                     alternates=alternates, node=node)
+
+    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid):
+        self._record('confirm_resize', host=host,
+                     instance_uuid=instance_uuid,
+                     migration_uuid=migration_uuid)
+
+    def revert_resize(self, ctxt, host, instance_uuid, migration_uuid,
+                      reason=None):
+        self._record('revert_resize', host=host,
+                     instance_uuid=instance_uuid,
+                     migration_uuid=migration_uuid, reason=reason)
+
 
 class FakeNotifier(object):
     """Records notifications."""

@@ -1,0 +1,337 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Server actions: resize, confirmResize, revertResize and migrate.
+
+``resize`` (a new flavor) and ``migrate`` (the same flavor, elsewhere;
+admin; a target ``host`` from 2.56) are one move to the conductor, as in
+Nova (doc/behaviours.md, "resize and cold migration"). The API checks the
+policy, the lock, the state (ACTIVE or SHUTOFF with no task), the flavor
+(400 unknown, the same one, a smaller disk), the quota (403 for the cores
+and RAM an upsize adds) and a target host (400 unknown or the source),
+computes the new flavor's NUMA request and PCI requests exactly as a boot
+does, then in one write records the action and task ``resize_prep`` and
+*calls* the conductor, which schedules the move: a refusal of the
+scheduler comes back as Nova's 400 "No valid host was found", the server
+back as it was. 202 once the destination is chosen.
+
+``confirmResize`` (204) and ``revertResize`` (202) need a server in
+VERIFY_RESIZE (vm_state ``resized``, 409 otherwise) with a ``finished``
+migration (400 "Instance has not been resized." otherwise); the
+migration moves to ``confirming`` / ``reverting`` under a guard, so of
+two racing requests one gets the 400, and the conductor finishes them.
+"""
+
+import logging
+
+import oslo_messaging as messaging
+
+from common.db import instance_records
+from common.db import migration_records
+from common import exception
+from common.objects import image as image_obj
+from common.objects import instance as inst
+from common.objects import migration as migration_obj
+from services.api.actions import checks
+from services.api import boot
+from services.api import cell_hosts
+from services.api import errors
+from services.api import quota
+from services.api.records import flavors as flavor_records
+from services.api.schemas import server_actions as schemas
+from services.api import util
+
+LOG = logging.getLogger(__name__)
+
+RESIZE_POLICY = 'os_compute_api:servers:resize'
+CONFIRM_POLICY = 'os_compute_api:servers:confirm_resize'
+REVERT_POLICY = 'os_compute_api:servers:revert_resize'
+MIGRATE_POLICY = 'os_compute_api:os-migrate-server:migrate'
+MIGRATE_HOST_POLICY = 'os_compute_api:os-migrate-server:migrate:host'
+MIGRATE_HOST_VERSION = (2, 56)
+# NOTE: Nova's check_instance_state of resize and migrate.
+VM_STATES = (inst.ACTIVE, inst.STOPPED)
+# NOTE: kept in system_metadata while the server moves, as Nova does, so
+# that confirm and revert give a stopped server back stopped.
+OLD_VM_STATE = 'old_vm_state'
+
+NOT_RESIZED = 'Instance has not been resized.'
+NO_FLAVOR = 'Unable to locate requested flavor.'
+SAME_FLAVOR = 'Resize requires a flavor change.'
+DISK_DOWN = ('Server disk was unable to be resized because: Unable to '
+             'resize disk down.')
+ZERO_DISK = ('Server disk was unable to be resized because: Resize to '
+             'zero disk flavor is not allowed.')
+SAME_HOST = 'Cannot migrate to the host where the server exists.'
+
+
+def _new_flavor(ctxt, flavor_ref, instance):
+    """The flavor record a resize asks for.
+
+    :raises errors.BadRequest: unknown, disabled or not shared with the
+        project (Nova answers all three alike), the current flavor, or a
+        smaller root disk.
+    """
+    flavorid = str(flavor_ref).rstrip('/').rsplit('/', 1)[-1]
+    try:
+        flavor = flavor_records.get_flavor(ctxt, flavorid)
+    except flavor_records.FlavorNotFound:
+        raise errors.BadRequest(NO_FLAVOR)
+    current = instance.flavor
+    if flavor['flavorid'] == current.flavorid:
+        raise errors.BadRequest(SAME_FLAVOR)
+    if flavor['disabled'] or (
+            not flavor['is_public'] and not ctxt.is_admin and
+            instance.project_id not in flavor['projects']):
+        raise errors.BadRequest(NO_FLAVOR)
+    if flavor['root_gb'] == 0 and current.root_gb:
+        raise errors.BadRequest(ZERO_DISK)
+    if flavor['root_gb'] < (current.root_gb or 0):
+        raise errors.BadRequest(DISK_DOWN)
+    return flavor
+
+
+def _check_quota(ctxt, conf, instance, flavor):
+    """403 when the cores or RAM an upsize adds are over the project's
+    limits (a downsize is always allowed, as in Nova).
+    """
+    deltas = {'cores': flavor['vcpus'] - (instance.flavor.vcpus or 0),
+              'ram': flavor['memory_mb'] - (instance.flavor.memory_mb or 0)}
+    deltas = {name: delta for name, delta in deltas.items() if delta > 0}
+    if not deltas or conf.quota.driver == 'noop':
+        return
+    limits = quota.limits(ctxt, conf, instance.project_id)
+    if all(limits[name] < 0 for name in deltas):
+        return
+    used = quota.usage(ctxt, instance.project_id, groups=False)
+    for name, delta in sorted(deltas.items()):
+        if 0 <= limits[name] < used[name] + delta:
+            raise errors.Forbidden(str(quota.QuotaExceeded(
+                overs=name, req=delta, used=used[name],
+                allowed=limits[name])))
+
+
+def _requests(conf, instance, flavor):
+    """(NUMA request primitive or None, PCI requests) of the new flavor
+    with the server's image, computed as at boot (400 when impossible).
+    """
+    image = image_obj.ImageMeta(id=instance.image_ref,
+                                properties=dict(instance.image_meta or {}))
+    numa = boot.numa_for_boot(flavor, image)
+    return numa, boot.pci_for_boot(conf, flavor)
+
+
+def _target_host(ctxt, instance, host):
+    """Check a migrate's target host (2.56).
+
+    :raises errors.BadRequest: no compute service on it, or it is the
+        server's own host (Nova's messages).
+    """
+    if host == instance.host:
+        raise errors.BadRequest(SAME_HOST)
+    if cell_hosts.compute_service(ctxt, host) is None:
+        raise errors.BadRequest('Compute host %s could not be found.' % host)
+
+
+def _undo(ctxt, cell, instance):
+    """Clear ``resize_prep`` when the conductor could not be told."""
+    try:
+        instance_records.update_instance(
+            ctxt, cell_hosts.database(cell), instance.uuid,
+            {'task_state': None,
+             'system_metadata': dict(instance.system_metadata or {})},
+            expected_task_state=[inst.RESIZE_PREP], brief=True)
+    except Exception:
+        LOG.exception('Could not undo the move of %s', instance.uuid)
+
+
+def _move(req, instance, cell, action, flavor=None, host=None):
+    """Begin ``action`` (resize or migrate) and have the conductor
+    schedule it; 202.
+
+    :raises errors.BadRequest: the scheduler found no host.
+    :raises errors.ServiceUnavailable: the conductor could not be told
+        (the server is put back as it was).
+    """
+    ctxt = util.context(req)
+    conf = util.conf(req)
+    numa, pci, new_flavor = False, None, None
+    if flavor is not None:
+        numa, pci = _requests(conf, instance, flavor)
+        new_flavor = flavor_records.to_object(flavor).to_primitive()
+    if not instance.host:
+        raise errors.Conflict('Instance %s is not ready' % instance.uuid)
+    system_metadata = dict(instance.system_metadata or {},
+                           **{OLD_VM_STATE: instance.vm_state})
+    checks.begin(req, instance, cell, action, action,
+                 {'task_state': inst.RESIZE_PREP,
+                  'system_metadata': system_metadata})
+    try:
+        boot.conductor_api().migrate_server(
+            ctxt, instance_uuid=instance.uuid, flavor=new_flavor, host=host,
+            numa_topology=numa, pci_requests=pci)
+    except exception.NoValidHost as exc:
+        # NOTE: the conductor has put the server back and recorded the
+        # fault; the caller learns it here, as Nova's API answers it.
+        raise errors.BadRequest(exc.message)
+    except messaging.MessagingTimeout:
+        # NOTE: the conductor holds the request and ends it either way;
+        # the server's state tells how.
+        LOG.warning('The conductor did not answer in time for the %s of '
+                    '%s; it goes on in the background', action,
+                    instance.uuid)
+    except Exception as exc:
+        _undo(ctxt, cell, instance)
+        LOG.exception('Could not start the %s of %s', action, instance.uuid)
+        raise errors.ServiceUnavailable(
+            'The %s of %s could not be started: %s'
+            % (action, instance.uuid, exc))
+    return util.no_content(202)
+
+
+def resize(req, value):
+    """``resize`` {flavorRef}: see the module doc.
+
+    :raises errors.BadRequest: a bad body or flavor, an impossible NUMA
+        or PCI request, or no valid host.
+    :raises errors.Forbidden: policy, or over quota.
+    :raises errors.Conflict: locked, or in a state Nova does not resize.
+    """
+    util.validate({'resize': value}, schemas.RESIZE)
+    instance, cell = checks.find(req, RESIZE_POLICY)
+    ctxt = util.context(req)
+    checks.check_locked(ctxt, instance)
+    checks.check_state(instance, 'resize', VM_STATES)
+    flavor = _new_flavor(ctxt, value['flavorRef'], instance)
+    _check_quota(ctxt, util.conf(req), instance, flavor)
+    return _move(req, instance, cell, 'resize', flavor=flavor)
+
+
+def migrate(req, value):
+    """``migrate`` (admin), with ``host`` from 2.56: see the module doc.
+
+    :raises errors.BadRequest: a bad body, an unknown target host or the
+        server's own, or no valid host.
+    """
+    schema = (schemas.MIGRATE_V256
+              if util.at_least(req, MIGRATE_HOST_VERSION) else
+              schemas.MIGRATE)
+    util.validate({'migrate': value}, schema)
+    host = (value or {}).get('host')
+    instance, cell = checks.find(req, MIGRATE_POLICY)
+    ctxt = util.context(req)
+    if host is not None:
+        checks.find(req, MIGRATE_HOST_POLICY)
+    checks.check_locked(ctxt, instance)
+    checks.check_state(instance, 'migrate', VM_STATES)
+    if host is not None:
+        _target_host(ctxt, instance, host)
+    return _move(req, instance, cell, 'migrate', host=host)
+
+
+def _finished_migration(ctxt, cell, instance):
+    """The server's finished resize or migration (400 if none)."""
+    for migration in migration_records.in_progress_for_instance(
+            ctxt, cell_hosts.database(cell), instance.uuid,
+            (migration_obj.RESIZE, migration_obj.MIGRATION)):
+        if migration.status == migration_obj.FINISHED:
+            return migration
+    raise errors.BadRequest(NOT_RESIZED)
+
+
+def _claim_migration(ctxt, cell, migration, status):
+    """Move a finished migration to ``status`` (400 when it is no longer
+    finished: another confirm or revert won).
+    """
+    try:
+        migration_records.update_migration(
+            ctxt, cell_hosts.database(cell), migration.uuid,
+            {'status': status}, expected_status=migration_obj.FINISHED)
+    except (exception.UnexpectedMigrationStatusError,
+            exception.MigrationNotFound):
+        raise errors.BadRequest(NOT_RESIZED)
+
+
+def _unclaim(ctxt, cell, instance, migration, status, values):
+    """Put the migration (and the instance) back when the conductor
+    could not be told.
+    """
+    try:
+        migration_records.update_migration(
+            ctxt, cell_hosts.database(cell), migration.uuid,
+            {'status': migration_obj.FINISHED}, expected_status=status)
+        if values:
+            instance_records.update_instance(
+                ctxt, cell_hosts.database(cell), instance.uuid, values,
+                brief=True)
+    except Exception:
+        LOG.exception('Could not undo the %s of %s', status, instance.uuid)
+
+
+def _end_resize(req, value, key, policy, method, status, values, rpc,
+                answer):
+    util.validate({key: value}, getattr(schemas, method))
+    instance, cell = checks.find(req, policy)
+    ctxt = util.context(req)
+    checks.check_locked(ctxt, instance)
+    checks.check_state(instance, key, (inst.RESIZED,))
+    migration = _finished_migration(ctxt, cell, instance)
+    _claim_migration(ctxt, cell, migration, status)
+    try:
+        checks.begin(req, instance, cell, key, key, values)
+    except errors.APIError:
+        _unclaim(ctxt, cell, instance, migration, status, {})
+        raise
+    try:
+        getattr(boot.conductor_api(), rpc)(
+            ctxt, instance_uuid=instance.uuid, migration_uuid=migration.uuid)
+    except Exception as exc:
+        _unclaim(ctxt, cell, instance, migration, status,
+                 {'task_state': None} if values else {})
+        LOG.exception('Could not cast the %s of %s', key, instance.uuid)
+        raise errors.ServiceUnavailable('The %s of %s could not be started: '
+                                        '%s' % (key, instance.uuid, exc))
+    return util.no_content(answer)
+
+
+def confirm_resize(req, value):
+    """``confirmResize``: 204; the source's guest and allocation go."""
+    return _end_resize(req, value, 'confirmResize', CONFIRM_POLICY,
+                       'CONFIRM_RESIZE', migration_obj.CONFIRMING, {},
+                       'confirm_resize', 204)
+
+
+def revert_resize(req, value):
+    """``revertResize``: 202; the server goes back to its source with
+    its old flavor.
+    """
+    return _end_resize(req, value, 'revertResize', REVERT_POLICY,
+                       'REVERT_RESIZE', migration_obj.REVERTING,
+                       {'task_state': inst.RESIZE_REVERTING},
+                       'revert_resize', 202)
+
+
+def confirm_before_delete(ctxt, instance, cell):
+    """Confirm the finished move of a server being deleted, as Nova does,
+    so that its source's guest and allocation go with it.
+
+    Best effort: a failure is logged, the delete goes on.
+    """
+    if instance.vm_state != inst.RESIZED or cell is None:
+        return
+    try:
+        migration = _finished_migration(ctxt, cell, instance)
+        _claim_migration(ctxt, cell, migration, migration_obj.CONFIRMING)
+        boot.conductor_api().confirm_resize(
+            ctxt, instance_uuid=instance.uuid,
+            migration_uuid=migration.uuid)
+    except errors.BadRequest:
+        LOG.info('Deleted server %s has no finished migration to confirm',
+                 instance.uuid)
+    except Exception:
+        LOG.exception('Could not confirm the move of %s before deleting it',
+                      instance.uuid)
+
+
+ACTIONS = {'resize': resize, 'migrate': migrate,
+           'confirmResize': confirm_resize, 'revertResize': revert_resize}

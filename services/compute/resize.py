@@ -1,0 +1,540 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Resize and cold migration on the computes: Nova's five casts.
+
+The conductor has created the migration, handed the source allocation
+to it and claimed the destination in placement
+(services/conductor/migrate_flow.py). Then, each step under the
+instance's lock, each with its ``compute_<step>`` action event:
+
+1. ``prep_resize`` (destination): the move claim under the tracker's
+   lock (new flavor: NUMA cells, pinned CPUs, pages, PCI devices); the
+   instance's ``migration_context`` gets the old and new placements and
+   the migration goes ``pre-migrating`` -> ``migrating``. A failure
+   releases the claim and asks the conductor for the next alternate.
+2. ``resize_instance`` (source): task ``resize_migrating``, the driver
+   powers the guest off and sends it; ``post-migrating``, task
+   ``resize_migrated``.
+3. ``finish_resize`` (destination): the driver creates the guest (off
+   for a server that was stopped, as Nova); migration ``finished``; the
+   row names the destination, new flavor and topology, vm_state
+   ``resized`` (VERIFY_RESIZE); the claim now counts by the row.
+4. ``confirm_resize`` (source): the old guest removed, migration
+   ``confirmed``, vm_state back to active (stopped if it was), the
+   migration context cleared; the source stops counting the old flavor.
+5. ``revert_resize`` (destination) removes the new guest and its claim,
+   then ``finish_revert_resize`` (source) starts the old one again and
+   puts the row back: source, old flavor and topology, migration
+   ``reverted``.
+
+A driver failure in 2 or 3 is rolled back through 5 (the conductor gives
+the allocation back first) and ends with migration ``error`` and a
+fault, the server running on its source; never stuck in a task state.
+Placement is the conductor's; the trackers count both sides from the
+migration and the context (services/compute/move_usage.py).
+"""
+
+import datetime
+import logging
+import threading
+import traceback
+
+from oslo_utils import timeutils
+
+from common.objects import instance as inst
+from common.objects import migration as migration_obj
+from services.compute import build
+from services.compute import notifier as notifier_mod
+from services.compute import utils
+from services.compute.virt import driver as driver_mod
+
+LOG = logging.getLogger(__name__)
+
+FAULT_CODE = 500
+OLD_VM_STATE = 'old_vm_state'
+
+_API = {}
+_API_LOCK = threading.Lock()
+
+
+def compute_api():
+    """The compute RPC client one compute casts the next step with (a
+    function, so tests can replace it).
+    """
+    with _API_LOCK:
+        if 'api' not in _API:
+            from services.compute import rpcapi
+            _API['api'] = rpcapi.ComputeAPI()
+        return _API['api']
+
+
+def _old_vm_state(instance):
+    return (instance.get('system_metadata') or {}).get(
+        OLD_VM_STATE) or inst.ACTIVE
+
+
+def _without_old_vm_state(instance):
+    kept = dict(instance.get('system_metadata') or {})
+    kept.pop(OLD_VM_STATE, None)
+    return kept
+
+
+def _powered(old_vm_state):
+    """(vm_state, power_state) a moved server ends with on confirm or
+    revert: stopped stays stopped, as Nova keeps it.
+    """
+    if old_vm_state == inst.STOPPED:
+        return inst.STOPPED, inst.SHUTDOWN
+    return inst.ACTIVE, inst.RUNNING
+
+
+class _Step(object):
+    """One cast of a move, on one host of this agent."""
+
+    event = None
+
+    def __init__(self, agent, ctxt, host, instance_uuid, migration_uuid):
+        self.agent = agent
+        self.ctxt = ctxt
+        self.host = host
+        self.uuid = instance_uuid
+        self.migration_uuid = migration_uuid
+        self.conductor = agent.conductor
+        self.notifier = notifier_mod.for_host(host)
+        self.instance = None
+        self.migration = None
+
+    def _event(self, phase, result=None, tb=None):
+        action_event = {'phase': phase, 'event': self.event,
+                        'host': self.host}
+        if phase == 'finish':
+            action_event.update(result=result, traceback=tb)
+        return action_event
+
+    def _finish_event(self, result, tb=None):
+        try:
+            self.conductor.action_event_finish(
+                self.ctxt, self.uuid, self.event, self.host, result,
+                traceback=tb)
+        except Exception as exc:
+            LOG.warning('Could not record event %s finish of %s: %s',
+                        self.event, self.uuid, exc)
+
+    def _fault(self, message, details=None):
+        try:
+            self.conductor.instance_fault_create(
+                self.ctxt, self.uuid, FAULT_CODE, str(message)[:255],
+                details=details, host=self.host)
+        except Exception as exc:
+            LOG.warning('Could not record the fault of %s: %s', self.uuid,
+                        exc)
+
+    def _load(self):
+        self.instance = self.conductor.instance_get(self.ctxt, self.uuid)
+        self.migration = self.conductor.migration_get(
+            self.ctxt, self.uuid, self.migration_uuid)
+
+    def _migration(self, status, expected):
+        self.migration = self.conductor.migration_update(
+            self.ctxt, self.uuid, self.migration_uuid, {'status': status},
+            expected_status=expected)
+
+    def _refresh(self, nodename):
+        self.agent.save_record(self.ctxt, self.host, nodename)
+        self.agent.notify_schedulers(self.ctxt, self.host, nodename)
+
+    def run(self):
+        """Run the step under the instance's lock; a server deleted
+        meanwhile ends it quietly.
+        """
+        with self.agent.instance_locks(self.uuid):
+            try:
+                self._load()
+                self._run()
+            except Exception as exc:
+                if utils.not_found(exc) or utils.unexpected_task_state(exc):
+                    LOG.info('Instance %s changed during %s on %s; '
+                             'stopping: %s', self.uuid, self.event,
+                             self.host, exc)
+                    return
+                if utils.exception_named(exc, 'MigrationNotFound',
+                                         'UnexpectedMigrationStatusError'):
+                    LOG.info('Migration %s of %s changed during %s: %s',
+                             self.migration_uuid, self.uuid, self.event,
+                             exc)
+                    return
+                LOG.exception('Unexpected error in %s of %s on %s',
+                              self.event, self.uuid, self.host)
+                self._failed(exc, traceback.format_exc())
+
+    def _failed(self, exc, tb):
+        """A step failed: fault, event Error, the move rolled back."""
+        self._fault(exc, tb)
+        self._finish_event('Error', tb)
+        # NOTE: the conductor gives the source allocation back, then the
+        # destination drops its claim and the source takes the server
+        # back (steps 5a and 5b), ending the migration in error.
+        self.conductor.revert_resize(self.ctxt, self.uuid,
+                                     self.migration_uuid, reason=str(exc))
+
+
+class PrepResize(_Step):
+    """Step 1, on the destination."""
+
+    event = 'compute_prep_resize'
+
+    def __init__(self, agent, ctxt, host, instance, migration_uuid, flavor,
+                 request_spec, selection, alternates, node=None):
+        super().__init__(agent, ctxt, host, instance['uuid'], migration_uuid)
+        self.sent = instance
+        self.flavor = flavor
+        self.request_spec = request_spec or {}
+        self.selection = selection or {}
+        self.alternates = alternates or []
+        self.tracker = agent.tracker(host)
+        self.nodename = (node or self.selection.get('nodename') or
+                         self.tracker.default_node())
+
+    def _load(self):
+        self.instance = self.sent
+
+    def _run(self):
+        self.conductor.action_event_start(self.ctxt, self.uuid, self.event,
+                                          self.host)
+        claim = None
+        try:
+            self.agent.driver.prepare_migration_target(self.host, self.uuid)
+            claim = self.tracker.move_claim(
+                self.instance, self.migration_uuid, self.flavor,
+                self.request_spec, self.nodename,
+                self.selection.get('limits'),
+                mappings=build._mappings(self.selection))
+            self._record(claim)
+        except Exception as exc:
+            if claim is not None:
+                self.tracker.release(self.migration_uuid)
+                self._refresh(self.nodename)
+            if utils.not_found(exc) or utils.unexpected_task_state(exc):
+                raise
+            return self._reschedule(exc, traceback.format_exc())
+        self._refresh(self.nodename)
+        compute_api().resize_instance(
+            self.ctxt, self.instance['host'], self.uuid, self.migration_uuid)
+        LOG.info('Prepared %s on %s (%s) for migration %s', self.uuid,
+                 self.host, self.nodename, self.migration_uuid)
+
+    def _record(self, claim):
+        numa = (claim.numa_topology.to_primitive()
+                if claim.numa_topology is not None else None)
+        context = migration_obj.MigrationContext(
+            migration_uuid=self.migration_uuid,
+            old_numa_topology=self.instance.get('numa_topology'),
+            new_numa_topology=numa,
+            old_pci_requests=list(self.instance.get('pci_requests') or []),
+            new_pci_requests=list(self.request_spec.get('pci_requests') or
+                                  []),
+            new_pci_devices=list(claim.pci_devices or []))
+        self.conductor.instance_update(
+            self.ctxt, self.uuid,
+            {'migration_context': context.to_primitive()},
+            expected_task_state=[inst.RESIZE_PREP],
+            action_event=self._event('finish', 'Success'), brief=True)
+        self._migration(migration_obj.MIGRATING,
+                        migration_obj.PRE_MIGRATING)
+
+    def _reschedule(self, exc, tb):
+        LOG.warning('prep_resize of %s failed on %s: %s', self.uuid,
+                    self.host, exc)
+        self._finish_event('Error', tb)
+        self.conductor.migrate_reschedule(
+            self.ctxt, self.uuid, self.migration_uuid, self.request_spec,
+            self.alternates, self.host, str(exc))
+
+    def _failed(self, exc, tb):
+        self._reschedule(exc, tb)
+
+
+class ResizeInstance(_Step):
+    """Step 2, on the source."""
+
+    event = 'compute_resize_instance'
+
+    def _run(self):
+        self.instance = self.conductor.instance_update(
+            self.ctxt, self.uuid, {'task_state': inst.RESIZE_MIGRATING},
+            expected_task_state=[inst.RESIZE_PREP],
+            action_event=self._event('start'))
+        try:
+            with self.notifier.around(self.ctxt, 'resize',
+                                      lambda: self.instance):
+                self.agent.driver.migrate_disk_and_power_off(
+                    self.host, self.uuid, self.migration['dest_compute'])
+        except Exception as exc:
+            LOG.warning('Sending %s from %s failed: %s', self.uuid,
+                        self.host, exc)
+            return self._failed(exc, traceback.format_exc())
+        self._migration(migration_obj.POST_MIGRATING,
+                        migration_obj.MIGRATING)
+        self.conductor.instance_update(
+            self.ctxt, self.uuid, {'task_state': inst.RESIZE_MIGRATED,
+                                   'power_state': inst.SHUTDOWN},
+            expected_task_state=[inst.RESIZE_MIGRATING],
+            action_event=self._event('finish', 'Success'), brief=True)
+        compute_api().finish_resize(self.ctxt, self.migration['dest_compute'],
+                                    self.uuid, self.migration_uuid)
+
+
+class FinishResize(_Step):
+    """Step 3, on the destination."""
+
+    event = 'compute_finish_resize'
+
+    def _run(self):
+        self.instance = self.conductor.instance_update(
+            self.ctxt, self.uuid, {'task_state': inst.RESIZE_FINISH},
+            expected_task_state=[inst.RESIZE_MIGRATED],
+            action_event=self._event('start'))
+        context = self.instance.get('migration_context') or {}
+        node = self.migration['dest_node']
+        power_on = _old_vm_state(self.instance) != inst.STOPPED
+        guest = driver_mod.Guest(
+            uuid=self.uuid, host=self.host, nodename=node,
+            numa_topology=context.get('new_numa_topology'),
+            pci_devices=list(context.get('new_pci_devices') or []))
+        try:
+            with self.notifier.around(self.ctxt, 'resize_finish',
+                                      lambda: self.instance):
+                self.agent.driver.finish_migration(guest, power_on)
+        except Exception as exc:
+            return self._failed(exc, traceback.format_exc())
+        self._migration(migration_obj.FINISHED,
+                        migration_obj.POST_MIGRATING)
+        self.conductor.instance_update(
+            self.ctxt, self.uuid,
+            {'host': self.host, 'node': node,
+             'flavor': self.migration['new_flavor'],
+             'numa_topology': context.get('new_numa_topology'),
+             'pci_requests': list(context.get('new_pci_requests') or []),
+             'vm_state': inst.RESIZED, 'task_state': None,
+             'power_state': inst.RUNNING if power_on else inst.SHUTDOWN},
+            expected_task_state=[inst.RESIZE_FINISH],
+            action_event=self._event('finish', 'Success'), brief=True)
+        self.agent.tracker(self.host).finish_move_claim(self.migration_uuid)
+        self._refresh(node)
+        LOG.info('Instance %s moved to %s (%s); VERIFY_RESIZE', self.uuid,
+                 self.host, node)
+
+
+class ConfirmResize(_Step):
+    """Step 4, on the source."""
+
+    event = 'compute_confirm_resize'
+
+    def _run(self):
+        self.conductor.action_event_start(self.ctxt, self.uuid, self.event,
+                                          self.host)
+        migration = migration_obj.Migration.from_primitive(self.migration)
+        with self.notifier.around(self.ctxt, 'resize_confirm',
+                                  lambda: self.instance):
+            if not migration.same_host:
+                self.agent.driver.confirm_migration(self.host, self.uuid)
+            self._migration(migration_obj.CONFIRMED,
+                            migration_obj.CONFIRMING)
+            vm_state, power_state = _powered(_old_vm_state(self.instance))
+            self.instance = self.conductor.instance_update(
+                self.ctxt, self.uuid,
+                {'vm_state': vm_state, 'power_state': power_state,
+                 'task_state': None, 'migration_context': None,
+                 'system_metadata': _without_old_vm_state(self.instance)},
+                expected_task_state=[None],
+                action_event=self._event('finish', 'Success'))
+        self.agent.tracker(self.host).release(self.migration_uuid)
+        self._refresh(self.migration['source_node'])
+        LOG.info('Confirmed the move of %s off %s', self.uuid, self.host)
+
+    def _failed(self, exc, tb):
+        """Nova's: a failed confirm leaves the server in ERROR."""
+        self._fault(exc, tb)
+        self._finish_event('Error', tb)
+        try:
+            self.conductor.migration_update(
+                self.ctxt, self.uuid, self.migration_uuid,
+                {'status': migration_obj.ERROR})
+            self.conductor.instance_update(
+                self.ctxt, self.uuid, {'vm_state': inst.ERROR,
+                                       'task_state': None}, brief=True)
+        except Exception:
+            LOG.exception('Could not put %s in ERROR', self.uuid)
+
+
+class RevertResize(_Step):
+    """Step 5a, on the destination."""
+
+    event = 'compute_revert_resize'
+
+    def __init__(self, agent, ctxt, host, instance_uuid, migration_uuid,
+                 reason=None):
+        super().__init__(agent, ctxt, host, instance_uuid, migration_uuid)
+        self.reason = reason
+
+    def _run(self):
+        if self.reason is None:
+            self.conductor.action_event_start(self.ctxt, self.uuid,
+                                              self.event, self.host)
+        self.agent.driver.destroy(self.host, self.uuid)
+        tracker = self.agent.tracker(self.host)
+        tracker.release(self.migration_uuid)
+        self._refresh(self.migration['dest_node'])
+        if self.reason is None:
+            self._finish_event('Success')
+        compute_api().finish_revert_resize(
+            self.ctxt, self.migration['source_compute'], self.uuid,
+            self.migration_uuid, reason=self.reason)
+
+    def _failed(self, exc, tb):
+        """Cannot hand back: ERROR with a fault (the guest may be left)."""
+        _error(self, exc, tb)
+
+
+class FinishRevertResize(_Step):
+    """Step 5b, on the source."""
+
+    event = 'compute_finish_revert_resize'
+
+    def __init__(self, agent, ctxt, host, instance_uuid, migration_uuid,
+                 reason=None):
+        super().__init__(agent, ctxt, host, instance_uuid, migration_uuid)
+        self.reason = reason
+
+    def _run(self):
+        self.conductor.action_event_start(self.ctxt, self.uuid, self.event,
+                                          self.host)
+        context = self.instance.get('migration_context') or {}
+        node = self.migration['source_node']
+        vm_state, power_state = _powered(_old_vm_state(self.instance))
+        guest = driver_mod.Guest(
+            uuid=self.uuid, host=self.host, nodename=node,
+            numa_topology=context.get('old_numa_topology'),
+            pci_devices=list(context.get('old_pci_devices') or []))
+        with self.notifier.around(self.ctxt, 'resize_revert',
+                                  lambda: self.instance):
+            self.agent.driver.finish_revert_migration(
+                guest, power_on=power_state == inst.RUNNING)
+            self.instance = self.conductor.instance_update(
+                self.ctxt, self.uuid,
+                {'host': self.host, 'node': node,
+                 'flavor': self.migration['old_flavor'],
+                 'numa_topology': context.get('old_numa_topology'),
+                 'pci_requests': list(context.get('old_pci_requests') or
+                                      self.instance.get('pci_requests') or
+                                      []),
+                 'vm_state': vm_state, 'power_state': power_state,
+                 'task_state': None, 'migration_context': None,
+                 'system_metadata': _without_old_vm_state(self.instance)},
+                action_event=self._event('finish', 'Success'))
+        status = (migration_obj.REVERTED if self.reason is None else
+                  migration_obj.ERROR)
+        self.conductor.migration_update(self.ctxt, self.uuid,
+                                        self.migration_uuid,
+                                        {'status': status})
+        self.agent.tracker(self.host).release(self.migration_uuid)
+        self._refresh(node)
+        LOG.info('Instance %s is back on %s (migration %s %s)', self.uuid,
+                 self.host, self.migration_uuid, status)
+
+    def _failed(self, exc, tb):
+        _error(self, exc, tb)
+
+
+def _error(step, exc, tb):
+    """The last resort of a failed revert: ERROR, fault, migration error.
+    """
+    step._fault(exc, tb)
+    step._finish_event('Error', tb)
+    try:
+        step.conductor.migration_update(
+            step.ctxt, step.uuid, step.migration_uuid,
+            {'status': migration_obj.ERROR})
+        step.conductor.instance_update(
+            step.ctxt, step.uuid, {'vm_state': inst.ERROR,
+                                   'task_state': None}, brief=True)
+    except Exception:
+        LOG.exception('Could not put %s in ERROR', step.uuid)
+
+
+def _age_start(migration):
+    stamp = migration.get('updated_at') or migration.get('created_at')
+    if not stamp:
+        return None
+    return timeutils.normalize_time(timeutils.parse_isotime(stamp))
+
+
+def confirm_expired(agent, ctxt, window):
+    """Confirm the moves finished here more than ``window`` seconds ago
+    (``[DEFAULT] resize_confirm_window``), as Nova's
+    ``_poll_unconfirmed_resizes`` does on the destination.
+
+    The migrations are those the last resource update read (moves to or
+    from each host); each one goes ``finished`` -> ``confirming`` under
+    a guard, so a user's confirm or revert meanwhile wins, then the
+    conductor confirms it as it would the user's.
+
+    :returns: the migration uuids confirmed.
+    """
+    horizon = timeutils.utcnow() - datetime.timedelta(seconds=window)
+    confirmed = []
+    for host, tracker in agent.trackers.items():
+        migrations, _moving = tracker.instances.moves
+        for migration in migrations:
+            started = _age_start(migration)
+            if (migration['status'] != migration_obj.FINISHED or
+                    migration.get('dest_compute') != host or
+                    started is None or started > horizon):
+                continue
+            uuid = migration['instance_uuid']
+            try:
+                agent.conductor.migration_update(
+                    ctxt, uuid, migration['uuid'],
+                    {'status': migration_obj.CONFIRMING},
+                    expected_status=migration_obj.FINISHED)
+                agent.conductor.confirm_resize(ctxt, uuid,
+                                               migration['uuid'])
+            except Exception as exc:
+                LOG.info('Could not confirm migration %s of %s: %s',
+                         migration['uuid'], uuid, exc)
+                continue
+            LOG.info('Automatically confirming migration %s of %s (older '
+                     'than resize_confirm_window)', migration['uuid'], uuid)
+            confirmed.append(migration['uuid'])
+    return confirmed
+
+
+INTERRUPTED = ('The move was interrupted by a restart of the compute '
+               'service')
+
+
+def recover(agent, ctxt, host, instances):
+    """Roll back the moves a restart of ``host`` interrupted while it was
+    sending the server (task ``resize_migrating``): the guest may be half
+    stopped, so it goes back as it was, through the conductor (steps 5a
+    and 5b), with a fault. Earlier and later steps are casts the broker
+    still holds for the hosts that run them.
+
+    :param instances: the host's instance primitives.
+    """
+    for instance in instances:
+        context = instance.get('migration_context') or {}
+        if instance.get('task_state') != inst.RESIZE_MIGRATING or (
+                not context.get('migration_uuid')):
+            continue
+        uuid = instance['uuid']
+        LOG.warning('Instance %s was being sent away when %s stopped; '
+                    'rolling its move back', uuid, host)
+        try:
+            agent.conductor.instance_fault_create(
+                ctxt, uuid, FAULT_CODE, INTERRUPTED, host=host)
+            agent.conductor.revert_resize(
+                ctxt, uuid, context['migration_uuid'], reason=INTERRUPTED)
+        except Exception:
+            LOG.exception('Could not roll back the move of %s', uuid)

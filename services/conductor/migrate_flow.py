@@ -1,0 +1,367 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""Resize and cold migration: Nova's MigrationTask, and the ends of a move.
+
+    migrate_server (a call from the API; task resize_prep recorded)
+      -> Migration row: type resize | migration, status pre-migrating
+      -> stored request spec -> for_move (new flavor, NUMA and PCI of a
+         resize; source host ignored unless [DEFAULT]
+         allow_resize_to_same_host and a resize; target host of 2.56)
+      -> source allocation handed to the migration consumer
+      -> select_destinations with alternates (claims the destination for
+         the instance consumer)
+           NoValidHost / error -> allocation back to the instance,
+             migration error, task None (vm_state unchanged), fault,
+             event Error; the API answers the NoValidHost as a 400
+      -> decision recorded in conductor_migrate_server, migration's
+         destination set, prep_resize cast to the destination
+
+    migrate_reschedule (cast by a destination whose prep_resize failed)
+      -> its claim dropped; the next alternate claimed in placement ->
+         prep_resize there; none left -> ended as a NoValidHost above
+
+    confirm_resize (cast by the API; migration confirming)
+      -> migration consumer's allocation dropped, stored spec takes the
+         new flavor -> confirm_resize cast to the source compute
+
+    revert_resize (cast by the API, migration reverting; or by a compute
+      whose part of the move failed, with the reason)
+      -> source allocation back to the instance, destination's dropped ->
+         revert_resize cast to the destination compute (which hands the
+         server back to the source: services/compute/resize.py)
+
+The conductor owns every placement write of a move; the computes own the
+guests, their claims and the instance and migration rows' progress.
+"""
+
+import logging
+import traceback
+
+import common.conf
+from common.db import decision_records
+from common.db import instance_records
+from common.db import migration_records
+from common import exception
+from common.numa import constraints
+from common.objects import flavor as flavor_obj
+from common.objects import instance as instance_obj
+from common.objects import migration as migration_obj
+from common.objects import request_spec as spec_obj
+from services.conductor import allocations
+from services.conductor import move_allocations
+from services.conductor import move_spec
+
+LOG = logging.getLogger(__name__)
+CONF = common.conf.CONF
+
+EVENT = decision_records.KIND_EVENTS['migrate']
+FAULT_CODE = 500
+
+
+class _Move(object):
+    """What the steps of one move share: the instance, its cell, the
+    migration.
+    """
+
+    def __init__(self, conductor, ctxt, instance, cell_uuid, database,
+                 migration=None):
+        self.conductor = conductor
+        self.ctxt = ctxt
+        self.instance = instance
+        self.uuid = instance.uuid
+        self.cell_uuid = cell_uuid
+        self.database = database
+        self.migration = migration
+
+    @classmethod
+    def load(cls, conductor, ctxt, instance_uuid, migration_uuid=None):
+        """The move of ``instance_uuid``; None when it was deleted."""
+        try:
+            cell_uuid, database = conductor.cells.instance_cell(
+                ctxt, instance_uuid)
+            instance = instance_records.get_instance(ctxt, database,
+                                                     instance_uuid)
+            migration = None
+            if migration_uuid is not None:
+                migration = migration_records.get_migration(
+                    ctxt, database, migration_uuid)
+        except (exception.InstanceNotFound, exception.MigrationNotFound):
+            LOG.info('Instance %s (or its migration %s) is gone; nothing '
+                     'to do', instance_uuid, migration_uuid)
+            return None
+        instance.cell_uuid = cell_uuid
+        return cls(conductor, ctxt, instance, cell_uuid, database, migration)
+
+    @property
+    def kind(self):
+        """The decision record's kind of placement."""
+        return ('resize' if self.migration.migration_type ==
+                migration_obj.RESIZE else 'migrate')
+
+    def event(self, phase, result=None, tb=None):
+        try:
+            if phase == 'start':
+                instance_records.action_event_start(
+                    self.ctxt, self.database, self.uuid, EVENT,
+                    self.conductor.host)
+            else:
+                instance_records.action_event_finish(
+                    self.ctxt, self.database, self.uuid, EVENT,
+                    self.conductor.host, result, tb)
+        except Exception as exc:
+            LOG.warning('Could not record event %s %s of instance %s: %s',
+                        EVENT, phase, self.uuid, exc)
+
+    def set_migration(self, values, expected=None):
+        self.migration = migration_records.update_migration(
+            self.ctxt, self.database, self.migration.uuid, values,
+            expected_status=expected)
+
+    def compute(self):
+        """The compute RPC client of the instance's cell."""
+        cell = self.conductor.cells.cell(self.ctxt, self.cell_uuid)
+        return self.conductor.compute_clients.for_cell(cell)
+
+    def give_back(self):
+        """The source allocation back to the instance (destination's
+        dropped); a refusal is logged: the audit finds what is left.
+        """
+        try:
+            move_allocations.back_to_instance(
+                self.conductor.placement, self.ctxt, self.uuid,
+                self.migration.uuid, self.instance.project_id,
+                self.instance.user_id)
+        except Exception as exc:
+            LOG.error('Could not give the allocation of migration %s back '
+                      'to instance %s: %s', self.migration.uuid, self.uuid,
+                      exc)
+
+    def fail(self, exc, tb=None):
+        """End a move that never left its source: allocation back,
+        migration error, task None with a fault, event Error.
+        """
+        LOG.warning('%s of %s failed: %s', self.kind, self.uuid, exc)
+        self.give_back()
+        try:
+            self.set_migration({'status': migration_obj.ERROR})
+        except Exception as again:
+            LOG.warning('Could not end migration %s: %s',
+                        self.migration.uuid, again)
+        try:
+            instance_records.add_fault(self.ctxt, self.database, self.uuid,
+                                       FAULT_CODE, str(exc)[:255],
+                                       details=tb)
+            instance_records.update_instance(
+                self.ctxt, self.database, self.uuid, {'task_state': None},
+                expected_task_state=[instance_obj.RESIZE_PREP], brief=True)
+        except (exception.InstanceNotFound,
+                exception.UnexpectedTaskStateError) as gone:
+            LOG.info('Instance %s changed during its move: %s', self.uuid,
+                     gone)
+        self.event('finish', 'Error', tb)
+
+
+def _new_migration(ctxt, database, instance, flavor):
+    resize = flavor is not None
+    return migration_records.create_migration(
+        ctxt, database, migration_obj.Migration(
+            instance_uuid=instance.uuid,
+            migration_type=(migration_obj.RESIZE if resize else
+                            migration_obj.MIGRATION),
+            status=migration_obj.PRE_MIGRATING,
+            source_compute=instance.host, source_node=instance.node,
+            old_flavor=instance.flavor,
+            new_flavor=flavor if resize else instance.flavor,
+            project_id=instance.project_id, user_id=instance.user_id))
+
+
+def _spec(move, flavor, host, numa_topology, pci_requests):
+    """The request spec the move is scheduled with."""
+    conductor = move.conductor
+    primitive = move.instance.to_primitive()
+    spec = move_spec.stored_spec(conductor, move.ctxt, primitive)
+    if flavor is None:
+        moved = move_spec.for_move(spec, primitive, 'migrate', host=host)
+    else:
+        moved = move_spec.for_move(
+            spec, primitive, 'resize', flavor=flavor, host=host,
+            allow_same_host=CONF.allow_resize_to_same_host,
+            numa_topology=numa_topology, pci_requests=pci_requests or [])
+    move_spec.refresh_group(conductor, move.ctxt, moved)
+    return moved
+
+
+def migrate_server(conductor, ctxt, instance_uuid, flavor=None, host=None,
+                   numa_topology=False, pci_requests=None):
+    """Schedule a resize or cold migration and cast prep_resize.
+
+    :param flavor: the new Flavor of a resize, None for a migration.
+    :returns: the destination host.
+    :raises common.exception.NoValidHost: no host fits (the move is
+        undone, see the module doc).
+    """
+    move = _Move.load(conductor, ctxt, instance_uuid)
+    if move is None:
+        raise exception.InstanceNotFound(instance_id=instance_uuid)
+    instance = move.instance
+    move.migration = _new_migration(ctxt, move.database, instance, flavor)
+    move.event('start')
+    try:
+        spec = _spec(move, flavor, host, numa_topology, pci_requests)
+        move_allocations.to_migration(
+            conductor.placement, ctxt, instance.uuid, move.migration.uuid,
+            instance.project_id, instance.user_id)
+        selections = conductor.scheduler_api.select_destinations(
+            ctxt, spec, [instance.uuid], return_alternates=True)[0]
+    except Exception as exc:
+        move.fail(exc, traceback.format_exc())
+        raise
+    chosen, alternates = selections[0], selections[1:]
+    decision, chosen.decision = chosen.decision, None
+    try:
+        if decision:
+            decision_records.record(ctxt, move.database, instance.uuid,
+                                    move.kind, decision,
+                                    host=conductor.host)
+        move.event('finish', 'Success')
+        _prepare(move, spec, chosen, alternates)
+    except Exception as exc:
+        # NOTE: the destination is claimed but nobody was told: give it
+        # back rather than leave the server half moved.
+        move.fail(exc, traceback.format_exc())
+        raise
+    return chosen.service_host
+
+
+def _prepare(move, spec, chosen, alternates):
+    """Point the migration at ``chosen`` and cast prep_resize there."""
+    move.set_migration({'dest_compute': chosen.service_host,
+                        'dest_node': chosen.nodename})
+    move.compute().prep_resize(
+        move.ctxt, chosen.service_host, move.instance.to_primitive(),
+        move.migration.uuid, move.migration.new_flavor, spec, chosen,
+        alternates, node=chosen.nodename)
+    LOG.info('Cast prep_resize of %s (%s %s) to %s (%s)', move.uuid,
+             move.migration.migration_type, move.migration.uuid,
+             chosen.service_host, chosen.nodename)
+
+
+def _claim_next(move, alternates):
+    """(claimed Selection, the ones after it) or (None, [])."""
+    instance = move.instance
+    for index, selection in enumerate(alternates):
+        request = allocations.allocation_request(selection)
+        if request is not None and allocations.claim(
+                move.conductor.placement, move.ctxt, instance.uuid, request,
+                instance.project_id, instance.user_id):
+            return selection, alternates[index + 1:]
+        LOG.info('Alternate %s of the move of %s could not be claimed',
+                 selection.service_host, instance.uuid)
+    return None, []
+
+
+def migrate_reschedule(conductor, ctxt, instance_uuid, migration_uuid,
+                       spec, alternates, failed_host, reason):
+    """Move a move whose destination failed onto its next alternate.
+
+    :param spec: the move's RequestSpec (its retry counts attempts).
+    :param alternates: the Selections left, in preference order.
+    :returns: the new destination host, or None (the move ended).
+    """
+    move = _Move.load(conductor, ctxt, instance_uuid, migration_uuid)
+    if move is None:
+        return None
+    # NOTE: the failed destination's claim is the instance consumer's
+    # whole allocation now (the source is the migration's).
+    allocations.delete_allocations(conductor.placement, ctxt, instance_uuid)
+    retry = spec.retry or spec_obj.SchedulerRetries(num_attempts=1)
+    retry.num_attempts += 1
+    retry.hosts.append([failed_host, move.migration.dest_node])
+    spec.retry = retry
+    LOG.info('prep_resize of %s failed on %s (%s); attempt %d of %d',
+             instance_uuid, failed_host, reason, retry.num_attempts,
+             CONF.scheduler.max_attempts)
+    chosen = None
+    if retry.num_attempts <= CONF.scheduler.max_attempts:
+        chosen, alternates = _claim_next(move, alternates)
+    if chosen is None:
+        exc = exception.MaxRetriesExceeded(
+            reason='Exceeded maximum number of retries. Exhausted all '
+                   'hosts available for retrying build failures for '
+                   'instance %s.' % instance_uuid)
+        move.fail(exc, 'Last failure on host %s: %s' % (failed_host,
+                                                        reason))
+        return None
+    _prepare(move, spec, chosen, alternates)
+    return chosen.service_host
+
+
+def _saved_spec(move):
+    """The stored spec with the confirmed flavor and its requests."""
+    conductor = move.conductor
+    migration = move.migration
+    spec = move_spec.stored_spec(conductor, move.ctxt,
+                                 move.instance.to_primitive())
+    flavor = migration.new_flavor
+    spec.flavor = flavor
+    numa = constraints.get_constraints(flavor,
+                                       dict(move.instance.image_meta or {}))
+    spec.numa_topology = None if numa is None else numa.to_primitive()
+    context = move.instance.migration_context or {}
+    spec.pci_requests = list(context.get('new_pci_requests') or [])
+    return spec
+
+
+def confirm_resize(conductor, ctxt, instance_uuid, migration_uuid):
+    """Drop the source's allocation, keep the new flavor in the stored
+    spec, and have the source compute remove the old guest.
+    """
+    move = _Move.load(conductor, ctxt, instance_uuid, migration_uuid)
+    if move is None:
+        return
+    move_allocations.drop_migration(conductor.placement, ctxt,
+                                    migration_uuid)
+    if move.migration.migration_type == migration_obj.RESIZE:
+        try:
+            move_spec.save_spec(conductor, ctxt, instance_uuid,
+                                _saved_spec(move))
+        except Exception:
+            LOG.exception('Could not save the request spec of %s with its '
+                          'new flavor', instance_uuid)
+    move.compute().confirm_resize(ctxt, move.migration.source_compute,
+                                  instance_uuid, migration_uuid)
+    LOG.info('Cast confirm_resize of %s to %s', instance_uuid,
+             move.migration.source_compute)
+
+
+def revert_resize(conductor, ctxt, instance_uuid, migration_uuid,
+                  reason=None):
+    """Give the source allocation back and have the destination hand the
+    server back to its source.
+
+    :param reason: why a failed move is rolled back (None: a user's
+        revert).
+    """
+    move = _Move.load(conductor, ctxt, instance_uuid, migration_uuid)
+    if move is None:
+        return
+    if reason is not None:
+        try:
+            move.set_migration({'status': migration_obj.REVERTING})
+        except Exception as exc:
+            LOG.warning('Could not mark migration %s reverting: %s',
+                        migration_uuid, exc)
+    move.give_back()
+    move.compute().revert_resize(ctxt, move.migration.dest_compute,
+                                 instance_uuid, migration_uuid,
+                                 reason=reason)
+    LOG.info('Cast revert_resize of %s to %s%s', instance_uuid,
+             move.migration.dest_compute,
+             '' if reason is None else ' (rollback: %s)' % reason)
+
+
+def flavor_of(primitive):
+    """A Flavor from an RPC argument (None stays None)."""
+    return None if primitive is None else flavor_obj.Flavor.from_primitive(
+        primitive)

@@ -1,0 +1,202 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The resize, confirmResize, revertResize and migrate server actions."""
+
+import json
+import uuid as uuid_lib
+
+from oslo_utils import timeutils
+
+from common.db import cell_tables
+from tests.unit.api import helpers
+from tests.unit.api.helpers import V
+
+MEMBER = 'alice:projA'
+
+
+def _action(world, server, body, **kw):
+    return world.client.post(V + '/servers/%s/action' % server, body, **kw)
+
+
+def _show(world, server):
+    return world.client.get(V + '/servers/%s' % server)[1]['server']
+
+
+def _message(body):
+    [fault] = body.values()
+    return fault['message']
+
+
+def _server(world, **values):
+    if not world.rows('cell1', cell_tables.services, host='src'):
+        world.add_host('src')
+    return world.add_instance('cell1', host='src', project_id='projA',
+                              **values)
+
+
+def _finished(world, server, status='finished'):
+    migration = str(uuid_lib.uuid4())
+    world.insert('cell1', cell_tables.migrations, uuid=migration,
+                 instance_uuid=server, migration_type='resize',
+                 status=status, source_compute='src', source_node='src',
+                 dest_compute='dst', dest_node='dst', hidden=False,
+                 cross_cell_move=False, deleted=0,
+                 created_at=timeutils.utcnow())
+    return migration
+
+
+def _migration_status(world, migration):
+    [row] = world.rows('cell1', cell_tables.migrations, uuid=migration)
+    return row['status']
+
+
+def test_resize_calls_the_conductor_with_the_new_flavors_requests(world):
+    flavor = helpers.make_flavor(world.client, name='big', vcpus=2,
+                                 ram=1024, disk=2,
+                                 specs={'hw:cpu_policy': 'dedicated'})
+    server = _server(world)
+    status, body, _r = _action(world, server,
+                               {'resize': {'flavorRef': flavor}},
+                               token=MEMBER)
+    assert status == 202, body
+    [move] = world.conductor.moves
+    assert move['instance_uuid'] == server
+    assert move['flavor']['flavorid'] == flavor
+    assert move['host'] is None
+    # NOTE: the NUMA request a boot with this flavor would make.
+    assert move['numa_topology']['cells'][0]['cpu_policy'] == 'dedicated'
+    shown = _show(world, server)
+    assert shown['status'] == 'RESIZE'
+    actions = world.client.get(
+        V + '/servers/%s/os-instance-actions' % server)[1]
+    assert [a['action'] for a in actions['instanceActions']] == ['resize']
+
+
+def test_resize_refusals_have_novas_messages(world):
+    same = helpers.make_flavor(world.client, name='cur', disk=1)
+    server = _server(world, flavor=json.dumps(
+        {'name': 'cur', 'flavorid': same, 'vcpus': 1, 'memory_mb': 512,
+         'root_gb': 1, 'ephemeral_gb': 0, 'swap': 0, 'extra_specs': {}}))
+    smaller = helpers.make_flavor(world.client, name='tiny', disk=0)
+    server_big_disk = _server(world, flavor=json.dumps(
+        {'name': 'cur2', 'flavorid': 'cur2', 'vcpus': 1,
+         'memory_mb': 512, 'root_gb': 5, 'ephemeral_gb': 0, 'swap': 0,
+         'extra_specs': {}}))
+    status, body, _r = _action(world, server_big_disk,
+                               {'resize': {'flavorRef': same}})
+    assert status == 400
+    assert _message(body) == ('Server disk was unable to be resized '
+                              'because: Unable to resize disk down.')
+    for ref, message in (
+            ('nope', 'Unable to locate requested flavor.'),
+            (same, 'Resize requires a flavor change.'),
+            (smaller, 'Server disk was unable to be resized because: '
+                      'Resize to zero disk flavor is not allowed.')):
+        status, body, _r = _action(world, server,
+                                   {'resize': {'flavorRef': ref}})
+        assert status == 400, (ref, body)
+        assert _message(body) == message
+    assert _show(world, server)['status'] == 'ACTIVE'
+    assert not getattr(world.conductor, 'moves', [])
+
+
+def test_resize_of_a_paused_server_is_a_conflict(world):
+    flavor = helpers.make_flavor(world.client, name='big', vcpus=2)
+    server = _server(world, vm_state='paused')
+    status, body, _r = _action(world, server,
+                               {'resize': {'flavorRef': flavor}})
+    assert status == 409
+    assert _message(body) == ("Cannot 'resize' instance %s while it is in "
+                              "vm_state paused" % server)
+
+
+def test_resize_over_the_cores_quota_is_forbidden(world):
+    world.client.put(V + '/os-quota-sets/projA',
+                     {'quota_set': {'cores': 2}})
+    flavor = helpers.make_flavor(world.client, name='big', vcpus=4)
+    server = _server(world)
+    status, body, _r = _action(world, server,
+                               {'resize': {'flavorRef': flavor}},
+                               token=MEMBER)
+    assert status == 403, body
+    assert 'Quota exceeded for cores' in _message(body)
+
+
+def test_no_valid_host_is_a_400_and_the_server_is_left_alone(world):
+    flavor = helpers.make_flavor(world.client, name='big', vcpus=2)
+    server = _server(world)
+    world.conductor.no_valid_host = 'nothing fits'
+    status, body, _r = _action(world, server,
+                               {'resize': {'flavorRef': flavor}})
+    assert status == 400
+    assert _message(body) == 'No valid host was found. nothing fits'
+
+
+def test_migrate_is_for_admins_and_takes_a_host_from_2_56(world):
+    server = _server(world)
+    world.add_host('other')
+    status, _b, _r = _action(world, server, {'migrate': None},
+                             token=MEMBER)
+    assert status == 403
+    status, body, _r = _action(world, server, {'migrate': {'host': 'x'}})
+    assert status == 400, body
+    headers = {'OpenStack-API-Version': 'compute 2.56'}
+    for host, message in (
+            ('nowhere', 'Compute host nowhere could not be found.'),
+            ('src', 'Cannot migrate to the host where the server exists.')):
+        status, body, _r = _action(world, server,
+                                   {'migrate': {'host': host}},
+                                   headers=headers)
+        assert status == 400, body
+        assert _message(body) == message
+    status, body, _r = _action(world, server, {'migrate': {'host': 'other'}},
+                               headers=headers)
+    assert status == 202, body
+    [move] = world.conductor.moves
+    assert move['host'] == 'other' and move['flavor'] is None
+
+
+def test_confirm_needs_verify_resize_and_a_finished_migration(world):
+    server = _server(world)
+    status, body, _r = _action(world, server, {'confirmResize': None})
+    assert status == 409
+    resized = _server(world, vm_state='resized')
+    status, body, _r = _action(world, resized, {'confirmResize': None})
+    assert status == 400
+    assert _message(body) == 'Instance has not been resized.'
+    migration = _finished(world, resized)
+    status, body, _r = _action(world, resized, {'confirmResize': None},
+                               token=MEMBER)
+    assert status == 204, body
+    assert _migration_status(world, migration) == 'confirming'
+    assert world.conductor.confirms == [
+        {'instance_uuid': resized, 'migration_uuid': migration}]
+    # NOTE: the second confirm finds no finished migration.
+    status, body, _r = _action(world, resized, {'confirmResize': None})
+    assert status == 400
+
+
+def test_revert_sets_revert_resize_and_casts(world):
+    resized = _server(world, vm_state='resized',
+                      system_metadata=json.dumps({'old_vm_state': 'active'}))
+    migration = _finished(world, resized)
+    status, body, _r = _action(world, resized, {'revertResize': None},
+                               token=MEMBER)
+    assert status == 202, body
+    assert _migration_status(world, migration) == 'reverting'
+    assert _show(world, resized)['status'] == 'REVERT_RESIZE'
+    assert world.conductor.reverts == [
+        {'instance_uuid': resized, 'migration_uuid': migration}]
+
+
+def test_deleting_a_resized_server_confirms_its_move_first(world):
+    world.add_host('dst')
+    resized = world.add_instance('cell1', host='dst', project_id='projA',
+                                 vm_state='resized')
+    migration = _finished(world, resized)
+    status, _b, _r = world.client.delete(V + '/servers/%s' % resized)
+    assert status == 204
+    assert _migration_status(world, migration) == 'confirming'
+    assert world.conductor.confirms == [
+        {'instance_uuid': resized, 'migration_uuid': migration}]

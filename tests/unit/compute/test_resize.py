@@ -1,0 +1,229 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""The computes' part of a resize: prep, send, finish, confirm, revert,
+and the failures that reschedule or roll back.
+"""
+
+import uuid as uuid_lib
+
+from oslo_utils import timeutils
+import pytest
+
+from common import context as context_mod
+from common.objects import flavor as flavor_obj
+from common.objects import instance as inst
+from common.objects import migration as migration_obj
+from services.compute import manager as manager_mod
+from services.compute import resize
+
+SRC, DST = 'cn-0', 'cn-1'
+
+
+def _flavor(vcpus, memory_mb):
+    return flavor_obj.Flavor(name='f%d' % vcpus, flavorid='f%d' % vcpus,
+                             vcpus=vcpus, memory_mb=memory_mb,
+                             root_gb=1).to_primitive()
+
+
+class _Casts(object):
+    """The compute casts the steps make, recorded (the test runs them)."""
+
+    def __init__(self):
+        self.sent = []
+
+    def __getattr__(self, method):
+        def cast(ctxt, host, instance_uuid, migration_uuid, **kwargs):
+            self.sent.append((method, host))
+        return cast
+
+
+@pytest.fixture
+def move(make_agent, monkeypatch):
+    """(agent, manager, instance uuid, migration uuid, casts) of a server
+    on cn-0 the API marked resize_prep, going to cn-1 with 2 vCPUs.
+    """
+    casts = _Casts()
+    monkeypatch.setattr(resize, 'compute_api', lambda: casts)
+
+    def _make(old_vm_state=inst.ACTIVE, **options):
+        agent = make_agent(fake_driver=dict({'host_count': 2}, **options))
+        conductor = agent.conductor
+        instance = conductor.add_instance(
+            SRC, vcpus=1, memory_mb=256, task_state=inst.RESIZE_PREP,
+            system_metadata={'old_vm_state': old_vm_state})
+        migration = conductor.add_migration(
+            uuid=str(uuid_lib.uuid4()), instance_uuid=instance['uuid'],
+            migration_type=migration_obj.RESIZE,
+            status=migration_obj.PRE_MIGRATING, source_compute=SRC,
+            source_node=SRC, dest_compute=DST, dest_node=DST,
+            old_flavor=_flavor(1, 256), new_flavor=_flavor(2, 1024))
+        agent.start()
+        return (agent, manager_mod.ComputeManager(agent),
+                conductor.instance_get(None, instance['uuid']),
+                migration['uuid'], casts)
+    return _make
+
+
+def _ctxt():
+    return context_mod.get_admin_context()
+
+
+def _prep(agent, manager, instance, migration):
+    manager.prep_resize(_ctxt(), instance, migration, _flavor(2, 1024), {},
+                        {'nodename': DST, 'limits': {}}, [], host=DST)
+
+
+def _run_to_verify(agent, manager, instance, migration):
+    _prep(agent, manager, instance, migration)
+    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    manager.finish_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    return agent.conductor.instance_get(None, instance['uuid'])
+
+
+def _used(agent, host):
+    agent.update_all()
+    return agent.conductor.nodes[(host, host)]['vcpus_used']
+
+
+def test_a_resize_runs_to_verify_resize_then_confirm(move):
+    agent, manager, instance, migration, casts = move()
+    _prep(agent, manager, instance, migration)
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert row['migration_context']['migration_uuid'] == migration
+    assert agent.conductor.migrations[migration]['status'] == 'migrating'
+    assert casts.sent == [('resize_instance', SRC)]
+    # NOTE: both sides count while the move is in flight.
+    assert (_used(agent, SRC), _used(agent, DST)) == (1, 2)
+    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    assert agent.driver.get_info(SRC, instance['uuid']) == inst.SHUTDOWN
+    assert casts.sent[-1] == ('finish_resize', DST)
+    manager.finish_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert (row['host'], row['flavor']['vcpus']) == (DST, 2)
+    assert (row['vm_state'], row['task_state']) == (inst.RESIZED, None)
+    assert inst.status_from_state(row['vm_state']) == 'VERIFY_RESIZE'
+    assert agent.conductor.migrations[migration]['status'] == 'finished'
+    assert (_used(agent, SRC), _used(agent, DST)) == (1, 2)
+    agent.conductor.migrations[migration]['status'] = 'confirming'
+    manager.confirm_resize(_ctxt(), instance['uuid'], migration, host=SRC)
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert (row['vm_state'], row['migration_context']) == (inst.ACTIVE,
+                                                           None)
+    assert agent.conductor.migrations[migration]['status'] == 'confirmed'
+    assert instance['uuid'] not in agent.driver.list_guests(SRC)
+    assert (_used(agent, SRC), _used(agent, DST)) == (0, 2)
+    events = [(e, p, r) for u, e, p, r in agent.conductor.events]
+    assert ('compute_finish_resize', 'finish', 'Success') in events
+    assert ('compute_confirm_resize', 'finish', 'Success') in events
+
+
+def test_a_revert_puts_the_server_back_with_its_old_flavor(move):
+    agent, manager, instance, migration, casts = move()
+    _run_to_verify(agent, manager, instance, migration)
+    agent.conductor.migrations[migration]['status'] = 'reverting'
+    agent.conductor.instances[instance['uuid']]['task_state'] = \
+        inst.RESIZE_REVERTING
+    manager.revert_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    assert instance['uuid'] not in agent.driver.list_guests(DST)
+    assert casts.sent[-1] == ('finish_revert_resize', SRC)
+    manager.finish_revert_resize(_ctxt(), instance['uuid'], migration,
+                                 host=SRC)
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert (row['host'], row['flavor']['vcpus']) == (SRC, 1)
+    assert (row['vm_state'], row['task_state']) == (inst.ACTIVE, None)
+    assert agent.driver.get_info(SRC, instance['uuid']) == inst.RUNNING
+    assert agent.conductor.migrations[migration]['status'] == 'reverted'
+    assert (_used(agent, SRC), _used(agent, DST)) == (1, 0)
+
+
+def test_a_stopped_server_stays_stopped(move):
+    agent, manager, instance, migration, _casts = move(
+        old_vm_state=inst.STOPPED)
+    row = _run_to_verify(agent, manager, instance, migration)
+    assert row['power_state'] == inst.SHUTDOWN
+    assert agent.driver.get_info(DST, instance['uuid']) == inst.SHUTDOWN
+    agent.conductor.migrations[migration]['status'] = 'confirming'
+    manager.confirm_resize(_ctxt(), instance['uuid'], migration, host=SRC)
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert row['vm_state'] == inst.STOPPED
+
+
+def test_a_destination_that_fails_asks_for_a_reschedule(move):
+    agent, manager, instance, migration, casts = move(
+        fail_actions=['prep_resize:%s' % DST])
+    _prep(agent, manager, instance, migration)
+    [call] = agent.conductor.move_calls
+    assert call[0] == 'migrate_reschedule' and call[3] == DST
+    assert casts.sent == []
+    assert _used(agent, DST) == 2
+    # NOTE: the claim is gone; what DST still counts is the migration
+    # the conductor has not moved on yet.
+    agent.conductor.migrations[migration]['status'] = 'error'
+    assert _used(agent, DST) == 0
+
+
+def test_a_source_that_fails_rolls_the_move_back(move):
+    agent, manager, instance, migration, casts = move(
+        fail_actions=['migrate_disk_and_power_off'])
+    _prep(agent, manager, instance, migration)
+    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    [call] = agent.conductor.move_calls
+    assert call[:3] == ('revert_resize', instance['uuid'], migration)
+    assert 'fail_actions' in call[3]
+    assert agent.conductor.faults[-1]['uuid'] == instance['uuid']
+    # NOTE: the conductor's revert reaches the destination, which hands
+    # the server back; the migration ends in error.
+    manager.revert_resize(_ctxt(), instance['uuid'], migration, host=DST,
+                          reason=call[3])
+    manager.finish_revert_resize(_ctxt(), instance['uuid'], migration,
+                                 host=SRC, reason=call[3])
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert (row['host'], row['vm_state'], row['task_state']) == (
+        SRC, inst.ACTIVE, None)
+    assert agent.conductor.migrations[migration]['status'] == 'error'
+    assert (_used(agent, SRC), _used(agent, DST)) == (1, 0)
+
+
+def test_old_finished_moves_are_confirmed_after_the_window(move):
+    agent, manager, instance, migration, _casts = move()
+    _run_to_verify(agent, manager, instance, migration)
+    agent.conductor.migrations[migration]['updated_at'] = \
+        timeutils.utcnow().isoformat()
+    agent.update_all()
+    assert resize.confirm_expired(agent, _ctxt(), 3600) == []
+    agent.conductor.migrations[migration]['updated_at'] = \
+        '2020-01-01T00:00:00'
+    agent.update_all()
+    assert resize.confirm_expired(agent, _ctxt(), 3600) == [migration]
+    assert agent.conductor.migrations[migration]['status'] == 'confirming'
+    assert agent.conductor.move_calls == [
+        ('confirm_resize', instance['uuid'], migration)]
+
+
+def test_a_restart_while_sending_rolls_the_move_back(move):
+    agent, manager, instance, migration, _casts = move()
+    _prep(agent, manager, instance, migration)
+    agent.conductor.instances[instance['uuid']]['task_state'] = \
+        inst.RESIZE_MIGRATING
+    rows = agent.conductor.instances_get_by_host(None, SRC)
+    resize.recover(agent, _ctxt(), SRC, rows)
+    assert agent.conductor.move_calls == [
+        ('revert_resize', instance['uuid'], migration, resize.INTERRUPTED)]
+    assert agent.conductor.faults[-1]['message'] == resize.INTERRUPTED
+
+
+def test_a_finish_that_fails_rolls_the_move_back(move):
+    agent, manager, instance, migration, _casts = move(
+        fail_actions=['finish_migration:%s' % DST])
+    _prep(agent, manager, instance, migration)
+    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    manager.finish_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    [call] = agent.conductor.move_calls
+    assert call[:3] == ('revert_resize', instance['uuid'], migration)
+    assert instance['uuid'] not in agent.driver.list_guests(DST)
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert row['host'] == SRC
+    events = [(e, r) for u, e, p, r in agent.conductor.events
+              if p == 'finish']
+    assert ('compute_finish_resize', 'Error') in events
