@@ -10,13 +10,14 @@ joins them into the one table the action route dispatches on
 programming error caught at import.
 """
 
+from services.api.actions import live_migrate
 from services.api.actions import lock
 from services.api.actions import power
 from services.api.actions import rebuild
 from services.api.actions import reset_state
 from services.api.actions import snapshot
 
-MODULES = (power, lock, reset_state, rebuild, snapshot)
+MODULES = (power, lock, reset_state, rebuild, snapshot, live_migrate)
 
 
 def _join(modules):

@@ -90,6 +90,13 @@ TABLE = [
          {'lock': None}),
     _row('POST', '/servers/{server_id}/action', _statuses(202, 403, 403, 404),
          {'os-resetState': {'state': 'error'}}),
+    _row('POST', '/servers/{server_id}/action', _statuses(202, 403, 403, 404),
+         {'os-migrateLive': {'host': None, 'block_migration': 'auto'}}),
+    # NOTE: the fresh server is not migrating: an admin gets the 409.
+    _row('POST', '/servers/{server_id}/migrations/{migration_id}/action',
+         _statuses(409, 403, 403, 404), {'force_complete': None}),
+    _row('DELETE', '/servers/{server_id}/migrations/{migration_id}',
+         _statuses(409, 403, 403, 404)),
     _row('GET', '/servers/{server_id}/os-instance-actions', OWNER_READ),
     _row('GET', '/servers/{server_id}/os-instance-actions/{request_id}',
          OWNER_READ),
@@ -422,13 +429,17 @@ class Fixtures(object):
     def alias(self, values):
         return 'servers'
 
+    def migration_id(self, values):
+        return '1'
+
     def path(self, route):
         values = {}
         for name in ('server_id', 'flavor_id', 'aggregate_id', 'group_id',
                      'service_id', 'hypervisor_id', 'project_id',
                      'image_id', 'pattern', 'tenant_id', 'keypair_name',
                      'class_name', 'network_label', 'security_group_id',
-                     'before_timestamp', 'host_name', 'alias'):
+                     'before_timestamp', 'host_name', 'alias',
+                     'migration_id'):
             if '{%s}' % name in route:
                 values[name] = getattr(self, name)(values)
         if route == '/os-berth-capacity/headroom':
