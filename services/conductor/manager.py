@@ -10,6 +10,7 @@ objects and hands each request to its module:
 * ``schedule_and_build_instances`` -> :mod:`.build_flow`
 * ``build_instances`` (reschedule) -> :mod:`.reschedule`
 * ``rebuild_instance`` -> :mod:`.rebuild_flow`
+* ``live_migrate_instance`` -> :mod:`.live_migrate_flow`
 * the compute agents' record calls -> :mod:`.record_proxy` (a second
   endpoint of the same API)
 * background: host discovery (:mod:`common.db.discovery`, a loop of its
@@ -38,6 +39,7 @@ from common import rpc
 from services.compute import rpcapi as compute_rpcapi
 from services.conductor import allocation_audit
 from services.conductor import build_flow
+from services.conductor import live_migrate_flow
 from services.conductor import rebuild_flow
 from services.conductor import record_proxy
 from services.conductor import reschedule
@@ -232,6 +234,25 @@ class ConductorManager(manager.Manager):
                 image_meta=image_meta,
                 preserve_ephemeral=preserve_ephemeral,
                 orig_image_meta=orig_image_meta or {}))
+
+    @messaging.expected_exceptions(*live_migrate_flow.EXPECTED)
+    def live_migrate_instance(self, ctxt, instance_uuid, host=None,
+                              block_migration=None, force=False,
+                              sync=False):
+        """Choose, check and start a live migration; see
+        ConductorAPI.live_migrate_instance.
+
+        :param sync: the API waits (a call, below 2.34): the failure is
+            answered; a cast's is only recorded (fault, event).
+        """
+        try:
+            live_migrate_flow.live_migrate_instance(
+                self, ctxt, live_migrate_flow.LiveMigrate(
+                    instance_uuid=instance_uuid, host=host,
+                    block_migration=block_migration, force=force))
+        except Exception:
+            if sync:
+                raise
 
     # --- background work -----------------------------------------------------
 

@@ -92,7 +92,8 @@ class ConductorAPI(object):
       optionally brief), instance_updates, instance_destroy,
       instance_fault_create, action_event_start, action_event_finish,
       rebuild_instance (cast), image_snapshot_done and
-      image_snapshot_abandoned (record calls).
+      image_snapshot_abandoned (record calls); live_migrate_instance
+      (a cast, or a call below compute API 2.34).
       Record calls go to topic ``conductor_records``.
     """
 
@@ -162,6 +163,33 @@ class ConductorAPI(object):
                    image_meta=_primitive(image_meta),
                    preserve_ephemeral=preserve_ephemeral,
                    orig_image_meta=orig_image_meta or {})
+
+    def live_migrate_instance(self, ctxt, instance_uuid, host=None,
+                              block_migration=None, force=False,
+                              sync=False):
+        """Live migrate a server the API marked ``migrating``.
+
+        See services/conductor/live_migrate_flow.py.
+
+        :param host: the target host, or None for the scheduler's choice.
+        :param block_migration: True, False or None (``auto``).
+        :param force: skip the scheduler for ``host``.
+        :param sync: wait for the destination to be chosen and checked
+            (a call bounded by ``long_rpc_timeout``), as Nova's API does
+            below 2.34; otherwise a cast.
+        :raises common.exception.NoValidHost, MigrationPreCheckError,
+            UnableToMigrateToSelf, ComputeServiceUnavailable,
+            ComputeHostNotFound, MigrationError: (sync only) it failed.
+        """
+        kwargs = dict(instance_uuid=instance_uuid, host=host,
+                      block_migration=block_migration, force=force,
+                      sync=sync)
+        if sync:
+            cctxt = self.client.prepare(version='1.0',
+                                        **rpc.long_call_options())
+            return cctxt.call(ctxt, 'live_migrate_instance', **kwargs)
+        self.client.prepare(version='1.0').cast(
+            ctxt, 'live_migrate_instance', **kwargs)
 
     def _records(self):
         """A call context for a record method, on the records topic."""
