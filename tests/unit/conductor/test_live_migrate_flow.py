@@ -7,8 +7,8 @@ and the clean ending of every refusal.
 
 import uuid as uuid_lib
 
-from oslo_utils import timeutils
 import oslo_messaging as messaging
+from oslo_utils import timeutils
 import pytest
 
 from common.conf import CONF
