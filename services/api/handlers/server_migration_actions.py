@@ -99,7 +99,8 @@ def force_complete(req):
     instance = _begin(req, instance, cell, method,
                       'live_migration_force_complete')
     deletion.compute_api(cell).live_migration_force_complete(
-        util.context(req), instance.host, instance.uuid, migration.uuid)
+        util.context(req), instance.host, instance.uuid,
+        migration_uuid=migration.uuid)
     return util.no_content(202)
 
 
@@ -122,5 +123,6 @@ def abort(req):
     _check_status(migration, instance, allowed, method)
     instance = _begin(req, instance, cell, method, 'live_migration_cancel')
     deletion.compute_api(cell).live_migration_abort(
-        util.context(req), instance.host, instance.uuid, migration.uuid)
+        util.context(req), instance.host, instance.uuid,
+        migration_uuid=migration.uuid)
     return util.no_content(202)
