@@ -317,3 +317,12 @@ def test_fake_copy_reports_progress_and_heeds_the_control(conf):
     with pytest.raises(virt_migration.LiveMigrationAborted):
         driver.live_migration(G(), 'other', True, (100, 1000), control,
                               seen.append)
+
+
+def test_the_destination_audit_keeps_a_migrating_servers_allocation(
+        agent, placement):
+    inst, spec = _build(agent, placement, 'cn0')
+    _start(agent, placement, inst, spec)
+    agent.update_all(CTXT)
+    assert _allocations(placement, inst['uuid']) == {
+        _root(agent, 'cn1'): {'PCPU': 2, 'MEMORY_MB': 64, 'DISK_GB': 1}}
