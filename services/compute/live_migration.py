@@ -292,9 +292,12 @@ class LiveMigrationTask(object):
             LOG.warning('Live migration %s of %s to %s failed: %s',
                         self.migration_uuid, self.uuid, self.dest, exc)
             return self._rollback(exc)
-        with notifier.around(self.ctxt, 'live_migration_post',
-                             lambda: self.instance):
-            self._post()
+        try:
+            with notifier.around(self.ctxt, 'live_migration_post',
+                                 lambda: self.instance):
+                self._post()
+        except Exception as exc:
+            self._after_failed_post(exc)
 
     def _check_abort(self):
         if self.control.aborted:
@@ -344,6 +347,50 @@ class LiveMigrationTask(object):
         LOG.info('Instance %s live migrated from %s to %s', self.uuid,
                  self.host, self.dest)
 
+    def _current(self):
+        """The instance now, or None once it is deleted (or being)."""
+        try:
+            current = self.conductor.instance_get(self.ctxt, self.uuid)
+        except Exception as exc:
+            if utils.not_found(exc):
+                return None
+            LOG.warning('Could not read instance %s: %s', self.uuid, exc)
+            return {}
+        if current.get('task_state') == instance_obj.DELETING:
+            return None
+        return current
+
+    def _after_failed_post(self, exc):
+        """Step 4 failed: the server was deleted meanwhile, or the
+        destination took it and only the rest failed, or it did not.
+        """
+        current = self._current()
+        if current is None:
+            LOG.info('Instance %s was deleted during its live migration',
+                     self.uuid)
+            return self._abandon()
+        if current.get('host') == self.dest:
+            LOG.warning('Live migration %s of %s reached %s but did not '
+                        'finish cleanly: %s', self.migration_uuid,
+                        self.uuid, self.dest, exc)
+            self.instance, self.moved = current, True
+            self.agent.driver.destroy(self.host, self.uuid)
+            return self._finish_source(migration_obj.COMPLETED)
+        return self._rollback(exc)
+
+    def _abandon(self):
+        """The server is gone: nothing of its move may stay held."""
+        try:
+            _compute_api(self.agent).rollback_live_migration_at_destination(
+                self.ctxt, self.dest, self.uuid, self.migration_uuid)
+        except Exception as again:
+            LOG.warning('Could not tell %s to drop its claim for %s: %s',
+                        self.dest, self.uuid, again)
+        move_allocations.drop_migration(self.agent.report.client, self.ctxt,
+                                        self.migration_uuid)
+        self.agent.delete_allocation(self.ctxt, self.uuid)
+        self._finish_source(migration_obj.ERROR)
+
     def _finish_source(self, status):
         """End the migration and stop counting it (and, once the server
         left, the instance) on this host.
@@ -383,6 +430,9 @@ class LiveMigrationTask(object):
         except Exception:
             LOG.exception('Could not give the allocation of migration %s '
                           'back to %s', self.migration_uuid, self.uuid)
+        if self._current() is None:
+            # NOTE: deleted meanwhile: what just went back must go too.
+            self.agent.delete_allocation(self.ctxt, self.uuid)
         self._back_to_source(exc, status, tb)
         self._finish_source(status)
 

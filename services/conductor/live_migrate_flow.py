@@ -97,6 +97,7 @@ class _Flow(object):
         self.source = instance['host']
         self.migration = None
         self.held = False
+        self.claimed_on = None
         self.cell = conductor.cells.cell(ctxt, instance['cell_uuid'])
         self.compute = conductor.compute_clients.for_cell(self.cell)
 
@@ -257,6 +258,7 @@ class _Flow(object):
     def start(self, host, node, data, decision):
         """Name the destination everywhere and cast to the source."""
         uuid = self.migration['uuid']
+        self.claimed_on = host
         migration_records.update_migration(
             self.ctxt, self.database, uuid,
             {'dest_compute': host, 'dest_node': node},
@@ -283,16 +285,11 @@ class _Flow(object):
     def fail(self, exc, expected):
         """Undo what was held, end the migration and the task."""
         tb = traceback.format_exc()
+        if self.claimed_on is not None:
+            self.compute.drop_move_claim_at_destination(
+                self.ctxt, self.claimed_on, self.migration['uuid'])
         if self.held:
-            try:
-                move_allocations.back_to_instance(
-                    self.conductor.placement, self.ctxt, self.uuid,
-                    self.migration['uuid'], self.instance['project_id'],
-                    self.instance['user_id'])
-            except Exception:
-                LOG.exception('Could not give the allocation of migration '
-                              '%s back to %s', self.migration['uuid'],
-                              self.uuid)
+            self._give_back()
         if self.migration is not None:
             _end_migration(self, migration_obj.ERROR if expected
                            else migration_obj.FAILED)
@@ -311,6 +308,32 @@ class _Flow(object):
                      self.uuid, gone)
             return
         _event(self, 'finish', 'Error', tb)
+
+
+    def _give_back(self):
+        """The source allocation back to the server; all of it dropped
+        when the server was deleted meanwhile.
+        """
+        placement = self.conductor.placement
+        try:
+            move_allocations.back_to_instance(
+                placement, self.ctxt, self.uuid, self.migration['uuid'],
+                self.instance['project_id'], self.instance['user_id'])
+        except Exception:
+            LOG.exception('Could not give the allocation of migration %s '
+                          'back to %s', self.migration['uuid'], self.uuid)
+        try:
+            current = instance_records.get_instance(self.ctxt,
+                                                    self.database, self.uuid)
+            gone = current.task_state == instance_obj.DELETING
+        except exception.InstanceNotFound:
+            gone = True
+        if gone:
+            LOG.info('Instance %s was deleted during its live migration',
+                     self.uuid)
+            move_allocations.drop_migration(placement, self.ctxt,
+                                            self.migration['uuid'])
+            allocations.delete_allocations(placement, self.ctxt, self.uuid)
 
 
 def _mappings(selection):

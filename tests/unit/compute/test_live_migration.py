@@ -138,7 +138,7 @@ def _migrate(agent, migration, data):
     live_migration.live_migration(agent, CTXT, 'cn0',
                                   migration['instance_uuid'],
                                   migration['uuid'], 'cn1', data)
-    return (agent.conductor.instances[migration['instance_uuid']],
+    return (agent.conductor.instances.get(migration['instance_uuid']),
             agent.conductor.migrations[migration['uuid']])
 
 
@@ -326,3 +326,21 @@ def test_the_destination_audit_keeps_a_migrating_servers_allocation(
     agent.update_all(CTXT)
     assert _allocations(placement, inst['uuid']) == {
         _root(agent, 'cn1'): {'PCPU': 2, 'MEMORY_MB': 64, 'DISK_GB': 1}}
+
+
+def test_a_server_deleted_during_the_copy_leaves_nothing_held(
+        agent, placement, monkeypatch):
+    from services.compute import delete
+    inst, spec = _build(agent, placement, 'cn0')
+    migration, data = _start(agent, placement, inst, spec)
+
+    def deleted(agent, ctxt, host, uuid, migration_uuid):
+        delete.terminate(agent, ctxt, host, uuid)
+    _during_copy(agent, monkeypatch, deleted)
+    _migrate(agent, migration, data)
+    assert inst['uuid'] not in agent.conductor.instances
+    assert agent.conductor.migrations[migration['uuid']]['status'] == 'error'
+    assert _allocations(placement, migration['uuid']) == {}
+    assert _allocations(placement, inst['uuid']) == {}
+    assert not agent.tracker('cn1').holds_claim(migration['uuid'])
+    assert agent.driver.list_guests('cn1') == {}

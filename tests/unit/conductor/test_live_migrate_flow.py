@@ -302,3 +302,22 @@ def test_a_server_no_longer_migrating_is_left_alone(world):
         fx.ctxt(), world.cell1,
         migration_records.Filters(instance_uuid=uuid)) == []
     assert world.computes.calls == []
+
+
+def test_a_server_deleted_during_the_checks_leaves_nothing_held(world):
+    uuid = _migrating(world)
+    check = world.computes.check_can_live_migrate_destination
+
+    def deleted_meanwhile(*args, **kwargs):
+        instance_records.destroy_instance(fx.ctxt(), world.cell1, uuid)
+        return check(*args, **kwargs)
+    world.compute.check_can_live_migrate_destination = deleted_meanwhile
+    with pytest.raises(exception.MigrationError):
+        _migrate(world, uuid)
+    migration = _only_migration(world, uuid)
+    assert migration.status == 'failed'
+    assert world.placement.allocations(migration.uuid) == {}
+    assert world.placement.allocations(uuid) == {}
+    assert ('drop', 'h2') in world.computes.calls
+    assert not [c for c in world.computes.calls
+                if c[0] == 'live_migration']
