@@ -309,7 +309,6 @@ class _Flow(object):
             return
         _event(self, 'finish', 'Error', tb)
 
-
     def _give_back(self):
         """The source allocation back to the server; all of it dropped
         when the server was deleted meanwhile.
