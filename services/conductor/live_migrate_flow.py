@@ -206,7 +206,14 @@ class _Flow(object):
         :raises common.exception.MigrationPreCheckError: one refused or
             did not answer in time (the destination's claim is dropped).
         """
-        migration = dict(self.migration, dest_compute=host, dest_node=node)
+        # NOTE: the destination is named before it claims, so that
+        # whoever ends this migration (this flow, or the bound for
+        # migrations whose conductor died) knows whom to tell to drop it.
+        self.migration = migration_records.update_migration(
+            self.ctxt, self.database, self.migration['uuid'],
+            {'dest_compute': host, 'dest_node': node},
+            expected_status=migration_obj.ACCEPTED).to_primitive()
+        migration = self.migration
         try:
             data = self.compute.check_can_live_migrate_destination(
                 self.ctxt, host, self.instance, migration,
@@ -333,6 +340,20 @@ class _Flow(object):
             move_allocations.drop_migration(placement, self.ctxt,
                                             self.migration['uuid'])
             allocations.delete_allocations(placement, self.ctxt, self.uuid)
+
+
+def flow_for(conductor, ctxt, database, instance, migration):
+    """The flow of an existing ``migration`` (a primitive) whose
+    conductor is gone, to end it with :meth:`_Flow.fail`: its source
+    allocation may be held, its destination (if named) may hold a claim.
+    """
+    flow = _Flow(conductor, ctxt, LiveMigrate(
+        instance_uuid=instance['uuid'], host=migration.get('dest_compute')),
+        database, instance)
+    flow.migration = migration
+    flow.held = True
+    flow.claimed_on = migration.get('dest_compute')
+    return flow
 
 
 def _mappings(selection):

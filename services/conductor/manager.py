@@ -15,8 +15,9 @@ objects and hands each request to its module:
   endpoint of the same API)
 * background: host discovery (:mod:`common.db.discovery`, a loop of its
   own), the allocation audit (:mod:`.allocation_audit`) and the bound for
-  builds that never reached a compute (:mod:`.unplaced_builds`), periodic
-  tasks, at the intervals the configuration gives.
+  builds that never reached a compute (:mod:`.unplaced_builds`) and for
+  live migrations never cast to one (:mod:`.unstarted_live_migrations`),
+  periodic tasks, at the intervals the configuration gives.
 """
 
 import logging
@@ -44,6 +45,7 @@ from services.conductor import rebuild_flow
 from services.conductor import record_proxy
 from services.conductor import reschedule
 from services.conductor import unplaced_builds
+from services.conductor import unstarted_live_migrations
 
 LOG = logging.getLogger(__name__)
 CONF = common.conf.CONF
@@ -270,6 +272,12 @@ class ConductorManager(manager.Manager):
             _add_instance_task(self, manager.periodic_task(
                 spacing=bound, name='end_unplaced_builds')(
                     _task_of(ConductorManager._end_unplaced_builds)))
+        bound = unstarted_live_migrations.spacing(
+            CONF.live_migration_start_timeout)
+        if bound is not None:
+            _add_instance_task(self, manager.periodic_task(
+                spacing=bound, name='end_unstarted_live_migrations')(
+                    _task_of(ConductorManager._end_unstarted_live_migrations)))
         spacing = CONF.audit.allocation_audit_interval
         if spacing is None or spacing < 0:
             LOG.debug('The allocation audit is disabled')
@@ -324,6 +332,14 @@ class ConductorManager(manager.Manager):
             self.placement, repair=CONF.audit.allocation_audit_repair,
             grace=CONF.audit.allocation_audit_grace_period)
         LOG.info('Allocation audit: %s', report.summary())
+
+    def _end_unstarted_live_migrations(self, ctxt):
+        """End live migrations whose conductor stopped before it cast
+        them (see :mod:`.unstarted_live_migrations`).
+        """
+        unstarted_live_migrations.run(
+            self, ctxt or berth_context.get_admin_context(),
+            CONF.live_migration_start_timeout)
 
     def _end_unplaced_builds(self, ctxt):
         """End builds that never reached a compute agent (see

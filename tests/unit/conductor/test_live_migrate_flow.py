@@ -18,6 +18,7 @@ from common.db import migration_records
 from common import exception
 from services.conductor import build_flow
 from services.conductor import live_migrate_flow
+from services.conductor import unstarted_live_migrations
 from tests.unit.conductor import fakes
 from tests.unit.db import records_fixtures as fx
 
@@ -321,3 +322,44 @@ def test_a_server_deleted_during_the_checks_leaves_nothing_held(world):
     assert ('drop', 'h2') in world.computes.calls
     assert not [c for c in world.computes.calls
                 if c[0] == 'live_migration']
+
+
+# --- the bound for live migrations never cast to a compute -------------------
+
+def _age(world, table, uuid_column, uuid, seconds):
+    then = timeutils.utcnow() - timeutils.datetime.timedelta(seconds=seconds)
+
+    def update(ctx):
+        ctx.session.execute(table.update().where(
+            table.c[uuid_column] == uuid).values(created_at=then,
+                                                 updated_at=then))
+    world.cell1.writer(update)(fx.ctxt())
+
+
+def test_a_migration_whose_conductor_died_is_ended(world):
+    uuid = _migrating(world)
+    # NOTE: the flow stops after the scheduler's claim, as if killed.
+    world.computes.refuse['h2'] = SystemExit()
+    with pytest.raises(SystemExit):
+        _migrate(world, uuid)
+    migration = _only_migration(world, uuid)
+    assert world.placement.allocations(migration.uuid) == _resources(
+        world, 'h1')
+    assert unstarted_live_migrations.run(world.manager, fx.ctxt(), 60) == []
+    _age(world, cell_tables.migrations, 'uuid', migration.uuid, 120)
+    assert unstarted_live_migrations.run(world.manager, fx.ctxt(),
+                                         60) == [uuid]
+    row = _assert_rolled_back(world, uuid)
+    assert 'was not started within 60 seconds' in row.fault['message']
+    # the destination it was checking is told to drop any claim
+    assert ('drop', 'h2') in world.computes.calls
+
+
+def test_a_server_left_migrating_without_a_migration_loses_its_task(world):
+    uuid = _migrating(world)
+    _age(world, cell_tables.instances, 'uuid', uuid, 120)
+    assert unstarted_live_migrations.run(world.manager, fx.ctxt(),
+                                         60) == [uuid]
+    row = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
+    assert (row.vm_state, row.task_state) == ('active', None)
+    assert 'was not started within 60 seconds' in row.fault['message']
