@@ -31,6 +31,7 @@ import logging
 import oslo_messaging as messaging
 
 from common.db import compute_records
+from common.db import instance_records
 from common import exception
 from common.objects import instance as inst
 from services.api.actions import checks
@@ -102,7 +103,6 @@ def _check_target(ctxt, instance, cell, host):
 
 def _undo(ctxt, cell, instance):
     """Clear the task when the conductor never heard of the request."""
-    from common.db import instance_records
     try:
         instance_records.update_instance(
             ctxt, cell_hosts.database(cell), instance.uuid,
