@@ -10,7 +10,9 @@ checks of ``FAILING`` always fail (``[fake_driver]
 fail_live_migrations``). The REST API drives each migration; the test
 checks where the server ends, its task state, its migration record, its
 instance actions and events, a pinned server's new pins (the server
-topology API) and, after each test, that placement holds for each host
+topology API), the real ``openstack`` client's ``server migrate
+--live-migration [--host]`` and ``server migration force complete|abort``
+and, after each test, that placement holds for each host
 exactly the flavors of the servers on it and no migration consumer.
 """
 
@@ -19,6 +21,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
+from tests.functional import osc as osc_mod
 from tests.functional.placement.conftest import database_servers  # noqa
 from tests.functional import stack_fixture
 
@@ -320,3 +323,35 @@ def test_wrong_state_and_bad_hosts_are_refused(cloud, servers):
         resp = _live(cloud, server['id'], host=host, expect=(400,))
         assert resp.json()['badRequest']['message'] == message
     assert _migrations(cloud, server['id']) == []
+
+
+@osc_mod.skip_without_cli
+def test_the_openstack_client(cloud, servers):
+    url = cloud.api_url
+    cli = osc_mod.Client(
+        OS_AUTH_TYPE='admin_token', OS_TOKEN='admin',
+        OS_ENDPOINT=url + '/v2.1',
+        OS_IMAGE_ENDPOINT_OVERRIDE=url + '/image',
+        OS_IDENTITY_API_VERSION='3',
+        OS_IDENTITY_ENDPOINT_OVERRIDE=url + '/identity',
+        OS_COMPUTE_API_VERSION='2.79')
+    server = _boot(cloud, servers, 'stack-host0')
+    cli.run('server', 'migrate', '--live-migration', '--host',
+            'stack-host1', server['id'])
+    server = _settled(cloud, server['id'])
+    assert (server['status'], _host(server)) == ('ACTIVE', 'stack-host1')
+    cli.run('server', 'migrate', '--live-migration', server['id'])
+    migration = _wait_migration(cloud, server['id'], ('running',))
+    cli.run('server', 'migration', 'force', 'complete', server['id'],
+            str(migration['id']))
+    server = _settled(cloud, server['id'])
+    assert server['status'] == 'ACTIVE'
+    assert _host(server) in ('stack-host0', 'stack-host2')
+    source = _host(server)
+    cli.run('server', 'migrate', '--live-migration', server['id'])
+    migration = _wait_migration(cloud, server['id'], ('running',))
+    cli.run('server', 'migration', 'abort', server['id'],
+            str(migration['id']))
+    server = _settled(cloud, server['id'])
+    assert (server['status'], _host(server)) == ('ACTIVE', source)
+    assert _wait_migration(cloud, server['id'], ('cancelled',))
