@@ -27,7 +27,9 @@ from tests.functional import stack_fixture
 
 HOSTS = ('stack-host0', 'stack-host1', 'stack-host2', 'stack-host3')
 FAILING = 'stack-host3'
-LIVE_MIGRATION_TIME = 4.0
+# NOTE: long enough for the openstack client (seconds to start on a busy
+# machine) to reach a copy still running.
+LIVE_MIGRATION_TIME = 10.0
 TIMEOUT = 90
 DEDICATED = {'hw:cpu_policy': 'dedicated'}
 
