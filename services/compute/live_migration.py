@@ -38,12 +38,12 @@ import traceback
 from common import exception
 from common.objects import instance as instance_obj
 from common.objects import migration as migration_obj
+from common.placement import move_allocations
 from services.compute import claims
 from services.compute import notifier as notifier_mod
 from services.compute import utils
 from services.compute.virt import driver as driver_mod
 from services.compute.virt import migration as virt_migration
-from services.conductor import move_allocations
 
 LOG = logging.getLogger(__name__)
 

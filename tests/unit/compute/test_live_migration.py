@@ -13,10 +13,10 @@ from common.numa import constraints
 from common.objects import flavor as flavor_obj
 from common.objects import migration as migration_obj
 from common.objects import request_spec as spec_obj
+from common.placement import move_allocations
 from services.compute import build
 from services.compute import live_migration
 from services.compute.virt import migration as virt_migration
-from services.conductor import move_allocations
 
 CTXT = context.get_admin_context()
 V = 'placement 1.39'
