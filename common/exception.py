@@ -118,3 +118,32 @@ class MigrationNotFoundForInstance(MigrationNotFound):
 class UnexpectedMigrationStatusError(BerthException):
     msg_fmt = ('Conflict updating migration %(migration_id)s. Expected '
                'status: %(expected)s. Actual: %(actual)s')
+
+
+# --- live migration (doc/behaviours.md §live migration) ----------------------
+
+class ComputeHostNotFound(NotFound):
+    msg_fmt = 'Compute host %(host)s could not be found.'
+
+
+class ComputeServiceUnavailable(BerthException):
+    msg_fmt = 'Compute service of %(host)s is unavailable at this time.'
+
+
+class UnableToMigrateToSelf(BerthException):
+    msg_fmt = ('Unable to migrate instance (%(instance_id)s) to current '
+               'host (%(host)s).')
+
+
+class MigrationPreCheckError(BerthException):
+    msg_fmt = 'Migration pre-check error: %(reason)s'
+
+
+class InvalidMigrationState(BerthException):
+    msg_fmt = ('Migration %(migration_id)s state of instance '
+               '%(instance_uuid)s is %(state)s. Cannot %(method)s while the '
+               'migration is in this state.')
+
+
+class MigrationError(BerthException):
+    msg_fmt = 'Migration error: %(reason)s'

@@ -166,6 +166,32 @@ Possible values:
 ]
 
 
+# NOTE: live migration simulation (services/compute/live_migration.py).
+fake_driver_opts += [
+    cfg.FloatOpt('live_migration_time', default=0.0, min=0.0, help="""
+Seconds the simulated copy of a live migration takes. The copy runs in
+ten steps, each writing the migration's progress (``memory_*`` and, for a
+block migration, ``disk_*`` bytes); an abort or a force-complete is
+noticed between steps.
+
+Possible values:
+
+* 0 (the default): the copy is done at once (benchmarks);
+* e.g. 5: long enough to abort or force-complete it.
+"""),
+    cfg.ListOpt('fail_live_migrations', default=[], help="""
+Live migrations that always fail on the simulated hypervisor.
+
+Possible values:
+
+* ``check:<host>``: the pre-checks of a live migration to ``<host>``
+  fail (the conductor then tries another destination);
+* ``copy:<host>``: the copy to ``<host>`` fails half-way (the migration
+  is rolled back: the server stays on its source).
+"""),
+]
+
+
 def register_opts(conf):
     """Register the [fake_driver] options."""
     conf.register_group(fake_driver_group)

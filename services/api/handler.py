@@ -41,6 +41,7 @@ from services.api.handlers import server_diagnostics
 from services.api.handlers import server_extras
 from services.api.handlers import server_groups
 from services.api.handlers import server_metadata
+from services.api.handlers import server_migration_actions
 from services.api.handlers import server_migrations
 from services.api.handlers import server_tags
 from services.api.handlers import servers
@@ -65,6 +66,12 @@ ROUTE_DECLARATIONS = {
         'DELETE': servers.delete_server,
     },
     '/servers/{server_id}/action': {'POST': server_actions.server_action},
+    '/servers/{server_id}/migrations/{migration_id}': {
+        'DELETE': server_migration_actions.abort,
+    },
+    '/servers/{server_id}/migrations/{migration_id}/action': {
+        'POST': server_migration_actions.force_complete,
+    },
     '/servers/{server_id}/os-instance-actions': {
         'GET': instance_actions.list_actions,
     },

@@ -182,6 +182,16 @@ _OPERATIONS = [
     ('os_compute_api:os-migrate-server:migrate:host', ADMIN,
      'Cold migrate a server to a host of the caller\'s choice (2.56).',
      [('POST', '/servers/{server_id}/action (migrate)')]),
+    # live migration and its migration's actions
+    ('os_compute_api:os-migrate-server:migrate_live', ADMIN,
+     'Live migrate a server to a new host without a reboot.',
+     [('POST', '/servers/{server_id}/action (os-migrateLive)')]),
+    ('os_compute_api:servers:migrations:force_complete', ADMIN,
+     'Force an in-progress live migration of a server to complete.',
+     [('POST', '/servers/{server_id}/migrations/{migration_id}/action')]),
+    ('os_compute_api:servers:migrations:delete', ADMIN,
+     'Abort an in-progress live migration of a server.',
+     [('DELETE', '/servers/{server_id}/migrations/{migration_id}')]),
     # flavors
     ('os_compute_api:os-flavor-manage:create', ADMIN, 'Create a flavor.',
      [('POST', '/flavors')]),

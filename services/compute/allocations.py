@@ -12,8 +12,10 @@ that is not one of its instances or builds:
 - an instance the conductor reports deleted: its allocation goes at once;
 - an instance being built: kept (the scheduler claims before the
   conductor names the host);
+- an instance moving here (live migration, resize) before its
+  migration is counted: kept;
 - an instance living on another host, or on none after a failed build:
-  its allocation here is a leak and goes (Berth has no migrations);
+  its allocation here is a leak and goes;
 - a consumer the conductor does not know: kept for
   ``orphan_allocation_grace_period`` seconds (the scheduler claims
   before the conductor records the instance), then removed.
@@ -25,9 +27,14 @@ import logging
 import threading
 import time
 
+from common.objects import instance as instance_obj
 from services.compute import utils
 
 LOG = logging.getLogger(__name__)
+# NOTE: the task states of a server moving to another host.
+MOVING = (instance_obj.MIGRATING, instance_obj.RESIZE_PREP,
+          instance_obj.RESIZE_MIGRATING, instance_obj.RESIZE_MIGRATED,
+          instance_obj.RESIZE_FINISH)
 
 
 class AllocationAuditor(object):
@@ -113,10 +120,13 @@ class AllocationAuditor(object):
             # since the update began), or a build on its way: the
             # scheduler claims before the conductor names the host.
             return 'keep'
-        # NOTE: Berth moves instances only by rescheduling a build, which
-        # moves the allocation along (PUT /allocations); an allocation
-        # left here by an instance living elsewhere, or nowhere after a
-        # failed build, is a leak. (Nova keeps these for migrations.)
+        if instance.get('task_state') in MOVING:
+            # NOTE: a server being moved holds its destination's
+            # allocation before its migration is counted here (the
+            # conductor claims, then checks, then casts).
+            return 'keep'
+        # NOTE: an allocation left here by an instance living elsewhere,
+        # or nowhere after a failed build, is a leak.
         LOG.warning('Instance %s (%s) runs on %s, not on %s, but has an '
                     'allocation against this compute host; removing it',
                     consumer, instance.get('vm_state'), where or 'no host',

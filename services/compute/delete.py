@@ -21,6 +21,7 @@ while the host was down (seed A13).
 import logging
 
 from common.objects import instance as instance_obj
+from services.compute import live_migration
 from services.compute import power
 from services.compute import rebuild
 from services.compute import resize
@@ -103,6 +104,7 @@ def recover_host(agent, ctxt, host):
     snapshot.recover(agent, ctxt, host, instances)
     power.recover(agent, ctxt, host, instances)
     resize.recover(agent, ctxt, host, instances)
+    live_migration.recover(agent, ctxt, host, instances)
     live = {i['uuid'] for i in instances
             if not i.get('deleted') and i.get('task_state') !=
             instance_obj.DELETING}

@@ -7,17 +7,19 @@ Every host an agent serves shares one RPC server (see
 :mod:`common.rpc_hosts`); each message names its host. The work lives in
 :mod:`services.compute.build`, :mod:`services.compute.delete`,
 :mod:`services.compute.power`, :mod:`services.compute.rebuild`,
-:mod:`services.compute.resize` and :mod:`services.compute.snapshot`, the
-state in the shared agent.
+:mod:`services.compute.resize`, :mod:`services.compute.snapshot` and
+:mod:`services.compute.live_migration`, the state in the shared agent.
 """
 
 import logging
 
 import oslo_messaging as messaging
 
+from common import exception
 from common import manager
 from services.compute import build
 from services.compute import delete
+from services.compute import live_migration
 from services.compute import power
 from services.compute import rebuild
 from services.compute import resize
@@ -190,3 +192,71 @@ class ComputeManager(manager.Manager):
             return {'error': 'not-found'}
         except NotImplementedError:
             return {'error': 'not-implemented'}
+
+    # --- live migration (services/compute/live_migration.py) -------------
+
+    @messaging.expected_exceptions(exception.MigrationPreCheckError)
+    def check_can_live_migrate_destination(self, ctxt, instance, migration,
+                                           request_spec, limits, mappings,
+                                           block_migration, host):
+        """Check and claim this host as a live migration's destination.
+
+        :returns: the migrate data (see live_migration).
+        :raises common.exception.MigrationPreCheckError: refused.
+        """
+        return live_migration.check_can_live_migrate_destination(
+            self.agent, ctxt, self._served(host), instance, migration,
+            request_spec, limits, mappings, block_migration)
+
+    @messaging.expected_exceptions(exception.MigrationPreCheckError)
+    def check_can_live_migrate_source(self, ctxt, instance_uuid, host):
+        """Check the guest can leave this host (it runs or is paused)."""
+        return live_migration.check_can_live_migrate_source(
+            self.agent, ctxt, self._served(host), instance_uuid)
+
+    def drop_move_claim_at_destination(self, ctxt, migration_uuid, host):
+        """Release the claim of a pre-check the conductor gave up on."""
+        live_migration.drop_move_claim_at_destination(
+            self.agent, ctxt, self._served(host), migration_uuid)
+
+    def live_migration(self, ctxt, instance_uuid, migration_uuid, dest,
+                       migrate_data, host):
+        """Live migrate an instance of this host to ``dest``."""
+        live_migration.live_migration(
+            self.agent, ctxt, self._served(host), instance_uuid,
+            migration_uuid, dest, migrate_data)
+
+    def pre_live_migration(self, ctxt, instance_uuid, migration_uuid, host):
+        """The destination's preparation before the copy."""
+        return live_migration.pre_live_migration(
+            self.agent, ctxt, self._served(host), instance_uuid,
+            migration_uuid)
+
+    def post_live_migration_at_destination(self, ctxt, instance_uuid,
+                                           migration_uuid, migrate_data,
+                                           host):
+        """The copy is done: the instance is this host's from now on."""
+        return live_migration.post_live_migration_at_destination(
+            self.agent, ctxt, self._served(host), instance_uuid,
+            migration_uuid, migrate_data)
+
+    def rollback_live_migration_at_destination(self, ctxt, instance_uuid,
+                                               migration_uuid, host):
+        """The migration was rolled back: drop the claim here."""
+        live_migration.rollback_live_migration_at_destination(
+            self.agent, ctxt, self._served(host), instance_uuid,
+            migration_uuid)
+
+    def live_migration_abort(self, ctxt, instance_uuid, migration_uuid,
+                             host):
+        """Abort a live migration running from this host."""
+        live_migration.live_migration_abort(
+            self.agent, ctxt, self._served(host), instance_uuid,
+            migration_uuid)
+
+    def live_migration_force_complete(self, ctxt, instance_uuid,
+                                      migration_uuid, host):
+        """Have a live migration running from this host finish now."""
+        live_migration.live_migration_force_complete(
+            self.agent, ctxt, self._served(host), instance_uuid,
+            migration_uuid)

@@ -454,6 +454,13 @@ class ResourceTracker(object):
             self.nodes[nodename].move_keys.add(migration_uuid)
         return claim
 
+    def holds_claim(self, key):
+        """True while a claim keyed ``key`` (an instance or migration
+        uuid) is held on one of the nodes.
+        """
+        with self.lock:
+            return any(key in node.claims for node in self.nodes.values())
+
     def finish_move_claim(self, migration_uuid):
         """The instance's row now names the claim's node, with the
         claimed topology: it counts by its row from here on.

@@ -40,7 +40,13 @@ class ComputeAPI(object):
       unpause_instance, suspend_instance, resume_instance;
       rebuild_instance, snapshot_instance; get_diagnostics; prep_resize,
       resize_instance, finish_resize, confirm_resize, revert_resize,
-      finish_revert_resize.
+      finish_revert_resize;
+      live migration: check_can_live_migrate_destination,
+      check_can_live_migrate_source, pre_live_migration,
+      post_live_migration_at_destination (calls),
+      drop_move_claim_at_destination, live_migration,
+      rollback_live_migration_at_destination, live_migration_abort,
+      live_migration_force_complete (casts).
     """
 
     def __init__(self):
@@ -209,3 +215,96 @@ class ComputeAPI(object):
                                     timeout=DIAGNOSTICS_TIMEOUT)
         return cctxt.call(ctxt, 'get_diagnostics',
                           instance_uuid=instance_uuid, host=host)
+
+    # --- live migration (services/compute/live_migration.py) -------------
+
+    def _long_call(self, host):
+        """A call context for a check that may take long: up to
+        ``long_rpc_timeout``, a dead agent noticed within
+        ``rpc_response_timeout``.
+        """
+        return self.client.prepare(server=host, version='1.0',
+                                   **rpc.long_call_options())
+
+    def check_can_live_migrate_destination(self, ctxt, host, instance,
+                                           migration, request_spec, limits,
+                                           mappings, block_migration):
+        """Check and claim ``host`` as the destination (a call).
+
+        :param instance: the Instance (or primitive).
+        :param migration: the Migration (or primitive), dest_node set.
+        :param request_spec: the RequestSpec (or primitive) of the move.
+        :param limits, mappings: the scheduler's selection's.
+        :param block_migration: True, False or None (``auto``).
+        :returns: the migrate data dict.
+        :raises common.exception.MigrationPreCheckError: refused.
+        :raises oslo_messaging.MessagingTimeout: no answer in time.
+        """
+        return self._long_call(host).call(
+            ctxt, 'check_can_live_migrate_destination',
+            instance=_primitive(instance), migration=_primitive(migration),
+            request_spec=_primitive(request_spec), limits=limits,
+            mappings=mappings, block_migration=block_migration, host=host)
+
+    def check_can_live_migrate_source(self, ctxt, host, instance_uuid):
+        """Check the guest can leave ``host`` (a call).
+
+        :raises common.exception.MigrationPreCheckError: it cannot.
+        """
+        return self._long_call(host).call(
+            ctxt, 'check_can_live_migrate_source',
+            instance_uuid=instance_uuid, host=host)
+
+    def drop_move_claim_at_destination(self, ctxt, host, migration_uuid):
+        """Release a pre-check's claim on ``host`` (cast)."""
+        self._prepare(host).cast(ctxt, 'drop_move_claim_at_destination',
+                                 migration_uuid=migration_uuid, host=host)
+
+    def live_migration(self, ctxt, host, instance_uuid, migration_uuid,
+                       dest, migrate_data):
+        """Live migrate an instance from ``host`` to ``dest`` (cast)."""
+        self._prepare(host).cast(
+            ctxt, 'live_migration', instance_uuid=instance_uuid,
+            migration_uuid=migration_uuid, dest=dest,
+            migrate_data=migrate_data, host=host)
+
+    def pre_live_migration(self, ctxt, host, instance_uuid,
+                           migration_uuid):
+        """Prepare ``host`` to receive the guest (a call)."""
+        return self._long_call(host).call(
+            ctxt, 'pre_live_migration', instance_uuid=instance_uuid,
+            migration_uuid=migration_uuid, host=host)
+
+    def post_live_migration_at_destination(self, ctxt, host, instance_uuid,
+                                           migration_uuid, migrate_data):
+        """The instance now runs on ``host`` (a call).
+
+        :returns: the updated Instance primitive.
+        """
+        return self._long_call(host).call(
+            ctxt, 'post_live_migration_at_destination',
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+            migrate_data=migrate_data, host=host)
+
+    def rollback_live_migration_at_destination(self, ctxt, host,
+                                               instance_uuid,
+                                               migration_uuid):
+        """Drop what ``host`` held for a rolled back migration (cast)."""
+        self._prepare(host).cast(
+            ctxt, 'rollback_live_migration_at_destination',
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+            host=host)
+
+    def live_migration_abort(self, ctxt, host, instance_uuid,
+                             migration_uuid):
+        """Abort a live migration from ``host`` (cast)."""
+        self._prepare(host).cast(ctxt, 'live_migration_abort',
+                                 instance_uuid=instance_uuid,
+                                 migration_uuid=migration_uuid, host=host)
+
+    def live_migration_force_complete(self, ctxt, host, instance_uuid,
+                                      migration_uuid):
+        """Have a live migration from ``host`` finish now (cast)."""
+        self._prepare(host).cast(ctxt, 'live_migration_force_complete',
+                                 instance_uuid=instance_uuid,
+                                 migration_uuid=migration_uuid, host=host)

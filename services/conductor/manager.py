@@ -12,13 +12,15 @@ objects and hands each request to its module:
 * ``rebuild_instance`` -> :mod:`.rebuild_flow`
 * ``migrate_server`` (resize, cold migration), ``migrate_reschedule``,
   ``confirm_resize``, ``revert_resize`` -> :mod:`.migrate_flow`
+* ``live_migrate_instance`` -> :mod:`.live_migrate_flow`
 * the compute agents' record calls -> :mod:`.record_proxy` (a second
   endpoint of the same API)
 * background: host discovery (:mod:`common.db.discovery`, a loop of its
   own), the allocation audit (:mod:`.allocation_audit`) and the bound for
   builds that never reached a compute (:mod:`.unplaced_builds`) and for
-  moves that stopped half-way (:mod:`.stuck_moves`), periodic tasks, at
-  the intervals the configuration gives.
+  moves that stopped half-way (:mod:`.stuck_moves`) and live
+  migrations never cast to one (:mod:`.unstarted_live_migrations`),
+  periodic tasks, at the intervals the configuration gives.
 """
 
 import logging
@@ -42,12 +44,14 @@ from common import rpc
 from services.compute import rpcapi as compute_rpcapi
 from services.conductor import allocation_audit
 from services.conductor import build_flow
+from services.conductor import live_migrate_flow
 from services.conductor import migrate_flow
 from services.conductor import rebuild_flow
 from services.conductor import record_proxy
 from services.conductor import reschedule
 from services.conductor import stuck_moves
 from services.conductor import unplaced_builds
+from services.conductor import unstarted_live_migrations
 
 LOG = logging.getLogger(__name__)
 CONF = common.conf.CONF
@@ -285,6 +289,27 @@ class ConductorManager(manager.Manager):
         migrate_flow.revert_resize(self, ctxt, instance_uuid,
                                    migration_uuid, reason)
 
+    # --- live migration ------------------------------------------------------
+
+    @messaging.expected_exceptions(*live_migrate_flow.EXPECTED)
+    def live_migrate_instance(self, ctxt, instance_uuid, host=None,
+                              block_migration=None, force=False,
+                              sync=False):
+        """Choose, check and start a live migration; see
+        ConductorAPI.live_migrate_instance.
+
+        :param sync: the API waits (a call, below 2.34): the failure is
+            answered; a cast's is only recorded (fault, event).
+        """
+        try:
+            live_migrate_flow.live_migrate_instance(
+                self, ctxt, live_migrate_flow.LiveMigrate(
+                    instance_uuid=instance_uuid, host=host,
+                    block_migration=block_migration, force=force))
+        except Exception:
+            if sync:
+                raise
+
     # --- background work -----------------------------------------------------
 
     def _add_configured_tasks(self):
@@ -306,6 +331,12 @@ class ConductorManager(manager.Manager):
             _add_instance_task(self, manager.periodic_task(
                 spacing=bound, name='end_stuck_moves')(
                     _task_of(ConductorManager._end_stuck_moves)))
+        bound = unstarted_live_migrations.spacing(
+            CONF.live_migration_start_timeout)
+        if bound is not None:
+            _add_instance_task(self, manager.periodic_task(
+                spacing=bound, name='end_unstarted_live_migrations')(
+                    _task_of(ConductorManager._end_unstarted_live_migrations)))
         spacing = CONF.audit.allocation_audit_interval
         if spacing is None or spacing < 0:
             LOG.debug('The allocation audit is disabled')
@@ -366,6 +397,14 @@ class ConductorManager(manager.Manager):
         if self.cells.has_api:
             stuck_moves.run(self, ctxt or berth_context.get_admin_context(),
                             CONF.conductor.move_timeout)
+
+    def _end_unstarted_live_migrations(self, ctxt):
+        """End live migrations whose conductor stopped before it cast
+        them (see :mod:`.unstarted_live_migrations`).
+        """
+        unstarted_live_migrations.run(
+            self, ctxt or berth_context.get_admin_context(),
+            CONF.live_migration_start_timeout)
 
     def _end_unplaced_builds(self, ctxt):
         """End builds that never reached a compute agent (see

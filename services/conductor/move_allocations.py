@@ -1,127 +1,18 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""A move's placement bookkeeping: the migration consumer (Nova's).
+"""The conductor's name for :mod:`common.placement.move_allocations`.
 
-Before a move claims its destination, the instance's allocation on the
-source is handed to the migration's uuid (consumer type ``MIGRATION``) in
-one ``POST /allocations``, leaving the instance's consumer empty, so
-that the scheduler's claim of the destination is the instance's own and
-the source stays held until the move ends:
-
-* confirmed (or a live migration or evacuation done): the migration's
-  allocation is deleted (:func:`drop_migration`);
-* reverted, or failed before the server left its source: the source
-  allocation goes back to the instance and whatever it held on the
-  destination is dropped, again in one call (:func:`back_to_instance`).
-
-Every write names the consumer generations it read, so a concurrent
-writer (a delete) makes it fail rather than be overwritten.
+NOTE: the module moved to ``common`` because the source compute of a live
+migration also hands the migration's allocation back or drops it (a
+service may only import another's rpcapi); the conductor's workflows keep
+importing it from here.
 """
 
-import logging
-
-from common.placement import microversions
-from services.conductor import allocations as alloc_mod
-
-LOG = logging.getLogger(__name__)
-
-VERSION = microversions.MOVE_ALLOCATIONS
-MIGRATION_TYPE = 'MIGRATION'
-INSTANCE_TYPE = 'INSTANCE'
-
-
-class MoveAllocationFailed(Exception):
-    """Placement refused to hand an allocation over (with its answer)."""
-
-
-def _read(placement, ctxt, consumer_uuid):
-    """(provider -> resources, generation) of a consumer (empty, None
-    when placement does not know it).
-    """
-    resp = placement.get_allocations(ctxt, consumer_uuid, version=VERSION)
-    if not resp.ok:
-        raise MoveAllocationFailed('GET /allocations/%s answered %d: %s' % (
-            consumer_uuid, resp.status, resp.error_detail()))
-    body = resp.body or {}
-    return ({rp: alloc['resources']
-             for rp, alloc in (body.get('allocations') or {}).items()},
-            body.get('consumer_generation'))
-
-
-def _entry(allocations, generation, project_id, user_id, consumer_type):
-    return {'allocations': {rp: {'resources': res}
-                            for rp, res in allocations.items()},
-            'consumer_generation': generation, 'project_id': project_id,
-            'user_id': user_id, 'consumer_type': consumer_type}
-
-
-def _post(placement, ctxt, body, what):
-    resp = placement.post('/allocations', body, VERSION, ctxt)
-    if not resp.ok:
-        raise MoveAllocationFailed('%s: %d %s' % (what, resp.status,
-                                                  resp.error_detail()))
-
-
-def to_migration(placement, ctxt, instance_uuid, migration_uuid, project_id,
-                 user_id):
-    """Hand the instance's allocation to the migration's consumer.
-
-    :returns: the allocations moved (provider -> resources); empty when
-        the instance held none (nothing is written then).
-    :raises MoveAllocationFailed: placement refused (a concurrent write).
-    :raises common.placement.client.PlacementUnavailable: placement down.
-    """
-    held, generation = _read(placement, ctxt, instance_uuid)
-    if not held:
-        LOG.warning('Instance %s holds no allocation to move to migration '
-                    '%s', instance_uuid, migration_uuid)
-        return {}
-    body = {migration_uuid: _entry(held, None, project_id, user_id,
-                                   MIGRATION_TYPE),
-            instance_uuid: _entry({}, generation, project_id, user_id,
-                                  INSTANCE_TYPE)}
-    _post(placement, ctxt, body,
-          'moving the allocation of %s to migration %s' % (
-              instance_uuid, migration_uuid))
-    LOG.info('Moved the allocation of instance %s to migration %s',
-             instance_uuid, migration_uuid)
-    return held
-
-
-def back_to_instance(placement, ctxt, instance_uuid, migration_uuid,
-                     project_id, user_id):
-    """Give the migration's (source) allocation back to the instance and
-    drop what the instance held elsewhere (its destination claim).
-
-    A migration holding nothing (already handed back, or never moved)
-    leaves the instance's allocation alone.
-
-    :returns: True when the source allocation went back.
-    :raises MoveAllocationFailed: placement refused (a concurrent write).
-    """
-    held, mig_generation = _read(placement, ctxt, migration_uuid)
-    if not held:
-        LOG.info('Migration %s holds no allocation to give back to %s',
-                 migration_uuid, instance_uuid)
-        return False
-    _dest, generation = _read(placement, ctxt, instance_uuid)
-    body = {instance_uuid: _entry(held, generation, project_id, user_id,
-                                  INSTANCE_TYPE),
-            migration_uuid: _entry({}, mig_generation, project_id, user_id,
-                                   MIGRATION_TYPE)}
-    _post(placement, ctxt, body,
-          'giving the allocation of migration %s back to %s' % (
-              migration_uuid, instance_uuid))
-    LOG.info('Gave the allocation of migration %s back to instance %s',
-             migration_uuid, instance_uuid)
-    return True
-
-
-def drop_migration(placement, ctxt, migration_uuid):
-    """Delete the migration consumer's allocation (the move is over).
-
-    :returns: True when none is left (placement down is logged: the
-        audit removes what stays behind).
-    """
-    return alloc_mod.delete_allocations(placement, ctxt, migration_uuid)
+from common.placement.move_allocations import back_to_instance  # noqa
+from common.placement.move_allocations import drop_migration  # noqa
+from common.placement.move_allocations import INSTANCE_TYPE  # noqa
+from common.placement.move_allocations import MIGRATION_TYPE  # noqa
+from common.placement.move_allocations import MoveAllocationFailed  # noqa
+from common.placement.move_allocations import to_migration  # noqa
+from common.placement.move_allocations import VERSION  # noqa

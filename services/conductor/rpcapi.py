@@ -94,7 +94,8 @@ class ConductorAPI(object):
       instance_fault_create, action_event_start, action_event_finish,
       rebuild_instance (cast), image_snapshot_done and
       image_snapshot_abandoned (record calls); migrate_server (call),
-      migrate_reschedule, confirm_resize, revert_resize (casts).
+      migrate_reschedule, confirm_resize, revert_resize (casts);
+      live_migrate_instance (a cast, or a call below compute API 2.34).
       Record calls go to topic ``conductor_records``.
     """
 
@@ -222,6 +223,33 @@ class ConductorAPI(object):
         cctxt = self.client.prepare(version='1.0')
         cctxt.cast(ctxt, 'revert_resize', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid, reason=reason)
+
+    def live_migrate_instance(self, ctxt, instance_uuid, host=None,
+                              block_migration=None, force=False,
+                              sync=False):
+        """Live migrate a server the API marked ``migrating``.
+
+        See services/conductor/live_migrate_flow.py.
+
+        :param host: the target host, or None for the scheduler's choice.
+        :param block_migration: True, False or None (``auto``).
+        :param force: skip the scheduler for ``host``.
+        :param sync: wait for the destination to be chosen and checked
+            (a call bounded by ``long_rpc_timeout``), as Nova's API does
+            below 2.34; otherwise a cast.
+        :raises common.exception.NoValidHost, MigrationPreCheckError,
+            UnableToMigrateToSelf, ComputeServiceUnavailable,
+            ComputeHostNotFound, MigrationError: (sync only) it failed.
+        """
+        kwargs = dict(instance_uuid=instance_uuid, host=host,
+                      block_migration=block_migration, force=force,
+                      sync=sync)
+        if sync:
+            cctxt = self.client.prepare(version='1.0',
+                                        **rpc.long_call_options())
+            return cctxt.call(ctxt, 'live_migrate_instance', **kwargs)
+        self.client.prepare(version='1.0').cast(
+            ctxt, 'live_migrate_instance', **kwargs)
 
     def _records(self):
         """A call context for a record method, on the records topic."""

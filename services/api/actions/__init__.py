@@ -10,6 +10,7 @@ joins them into the one table the action route dispatches on
 programming error caught at import.
 """
 
+from services.api.actions import live_migrate
 from services.api.actions import lock
 from services.api.actions import power
 from services.api.actions import rebuild
@@ -17,7 +18,8 @@ from services.api.actions import reset_state
 from services.api.actions import resize
 from services.api.actions import snapshot
 
-MODULES = (power, lock, reset_state, rebuild, snapshot, resize)
+MODULES = (power, lock, reset_state, rebuild, snapshot, resize,
+           live_migrate)
 
 
 def _join(modules):

@@ -19,6 +19,7 @@ from common import exception
 from common.numa import topology
 from common.objects import instance as inst
 from services.compute.virt import diagnostics
+from services.compute.virt import migration
 
 
 class InstanceSpawnError(exception.BerthException):
@@ -283,6 +284,42 @@ class ComputeDriver(object, metaclass=abc.ABCMeta):
             self.finish_migration(guest, power_on)
         elif power_on:
             self.power_on(guest.host, guest.uuid)
+    # Live migration (services/compute/live_migration.py). A driver that
+    # cannot move a running guest keeps these defaults: its pre-check
+    # refuses, and the conductor tries another destination or gives up.
+
+    def check_can_live_migrate_destination(self, host, instance_uuid,
+                                           block_migration):
+        """May ``instance_uuid`` live-migrate to ``host``?
+
+        :param block_migration: True, False or None (2.25 ``auto``).
+        :returns: the block_migration to use (``auto`` resolved).
+        :raises common.exception.MigrationPreCheckError: it may not.
+        """
+        raise exception.MigrationPreCheckError(
+            reason='the %s driver cannot live-migrate' % type(self).__name__)
+
+    def live_migration(self, guest, dest_host, block_migration, sizes,
+                       control, progress):
+        """Copy the running ``guest`` to ``dest_host``.
+
+        :param sizes: (memory bytes, disk bytes) to copy.
+        :param control: a :class:`migration.Control`.
+        :param progress: ``progress(migration.Progress)``, called as the
+            copy advances.
+        :raises migration.LiveMigrationAborted: stopped on an abort.
+        :raises migration.LiveMigrationFailed: the copy failed; the guest
+            still runs on its source.
+        """
+        raise migration.LiveMigrationFailed(
+            uuid=guest.uuid,
+            reason='the %s driver cannot live-migrate' % type(self).__name__)
+
+    def post_live_migration_at_destination(self, guest):
+        """The copy is done: ``guest`` (its host the destination) runs
+        here from now on.
+        """
+        raise NotImplementedError()
 
     # Power operations. A driver keeps each guest's power state and says
     # how to read and write it (_get_power / _set_power); the transitions

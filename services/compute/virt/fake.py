@@ -12,8 +12,11 @@ is what reschedule tests and benchmarks need. Power operations (stop,
 start, reboot, pause, suspend...), rebuilds and snapshots can be slowed
 down (``action_latency``) or fail at random (``action_failure_rate``);
 power operations and the steps of a resize or cold migration also always
-(``fail_actions``). Each guest keeps its
-power state; a snapshot's "data" is the guest's record.
+(``fail_actions``). Each guest keeps its power state; a snapshot's "data"
+is the guest's record. A live migration's copy takes
+``live_migration_time`` in ten steps, reporting progress and heeding
+abort and force-complete between them; its pre-checks or its copy fail
+towards chosen hosts (``fail_live_migrations``).
 """
 
 import hashlib
@@ -28,8 +31,15 @@ from common import exception
 from common.objects import instance as inst
 from services.compute.virt import driver
 from services.compute.virt import hardware
+from services.compute.virt import migration
 
 LOG = logging.getLogger(__name__)
+
+# NOTE: the simulated copy advances in this many steps, each one a
+# progress report and a chance to notice an abort or a force-complete.
+LIVE_MIGRATION_STEPS = 10
+# The step at which a copy listed in fail_live_migrations fails.
+_FAILING_STEP = LIVE_MIGRATION_STEPS // 2
 
 
 def host_names(conf):
@@ -353,3 +363,56 @@ class FakeDriver(driver.ComputeDriver):
     def _set_power(self, host, instance_uuid, state):
         with self._lock:
             self._guest(host, instance_uuid).power_state = state
+
+    # --- live migration -----------------------------------------------------
+
+    def _fails(self, stage, host):
+        return '%s:%s' % (stage, host) in self.conf.fake_driver.\
+            fail_live_migrations
+
+    def check_can_live_migrate_destination(self, host, instance_uuid,
+                                           block_migration):
+        """See :meth:`ComputeDriver.check_can_live_migrate_destination`.
+
+        NOTE: simulated hosts share no storage, so ``auto`` means a block
+        migration, as it does for libvirt hosts without shared storage.
+        """
+        if self._fails('check', host):
+            raise exception.MigrationPreCheckError(
+                reason='check:%s is in [fake_driver] fail_live_migrations'
+                       % host)
+        return True if block_migration is None else bool(block_migration)
+
+    def live_migration(self, guest, dest_host, block_migration, sizes,
+                       control, progress):
+        """See :meth:`ComputeDriver.live_migration`: ten steps over
+        ``live_migration_time`` seconds (none with 0).
+        """
+        memory, disk = sizes[0], sizes[1] if block_migration else 0
+        step_time = (self.conf.fake_driver.live_migration_time /
+                     LIVE_MIGRATION_STEPS)
+        steps = LIVE_MIGRATION_STEPS if step_time else 1
+        for step in range(1, steps + 1):
+            control.wait(step_time)
+            if control.aborted:
+                raise migration.LiveMigrationAborted(uuid=guest.uuid)
+            if control.forced:
+                break
+            if self._fails('copy', dest_host) and (
+                    step >= min(_FAILING_STEP, steps)):
+                raise migration.LiveMigrationFailed(
+                    uuid=guest.uuid,
+                    reason='copy:%s is in [fake_driver] '
+                           'fail_live_migrations' % dest_host)
+            if step < steps:
+                progress(migration.Progress.at(step / steps, memory, disk))
+        progress(migration.Progress.at(1, memory, disk))
+        LOG.debug('Fake guest %s copied from %s to %s', guest.uuid,
+                  guest.host, dest_host)
+
+    def post_live_migration_at_destination(self, guest):
+        """See :meth:`ComputeDriver.post_live_migration_at_destination`:
+        the guest's record is kept under its new host.
+        """
+        with self._lock:
+            self._guests.setdefault(guest.host, {})[guest.uuid] = guest

@@ -77,6 +77,10 @@ class FakeConductor(object):
         self.reverts = getattr(self, 'reverts', [])
         self.reverts.append(kwargs)
 
+    def live_migrate_instance(self, ctxt, instance_uuid, **kwargs):
+        self.live_migrations = getattr(self, 'live_migrations', [])
+        self.live_migrations.append(dict(kwargs, uuid=instance_uuid))
+
 
 class FakeCompute(object):
     """Records terminate_instance casts."""
@@ -95,7 +99,8 @@ class FakeCompute(object):
     def __getattr__(self, name):
         # NOTE: the server actions' casts (stop_instance...), recorded as
         # (method, host, instance uuid, other arguments).
-        if not name.endswith('_instance'):
+        if not name.endswith(('_instance', 'live_migration_abort',
+                              'live_migration_force_complete')):
             raise AttributeError(name)
 
         def cast(ctxt, host, instance_uuid, **kwargs):

@@ -100,6 +100,13 @@ TABLE = [
          {'confirmResize': None}),
     _row('POST', '/servers/{server_id}/action', _statuses(409, 409, 403, 404),
          {'revertResize': None}),
+    _row('POST', '/servers/{server_id}/action', _statuses(202, 403, 403, 404),
+         {'os-migrateLive': {'host': None, 'block_migration': 'auto'}}),
+    # NOTE: the fresh server is not migrating: an admin gets the 409.
+    _row('POST', '/servers/{server_id}/migrations/{migration_id}/action',
+         _statuses(409, 403, 403, 404), {'force_complete': None}),
+    _row('DELETE', '/servers/{server_id}/migrations/{migration_id}',
+         _statuses(409, 403, 403, 404)),
     _row('GET', '/servers/{server_id}/os-instance-actions', OWNER_READ),
     _row('GET', '/servers/{server_id}/os-instance-actions/{request_id}',
          OWNER_READ),
