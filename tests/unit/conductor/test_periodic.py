@@ -94,7 +94,7 @@ def test_discovery_and_audit_follow_the_configuration(world, override):
         compute_clients=cell_rpc.CellClients(lambda: world.compute),
         api_database=world.api, cell_databases=world.registry)
     assert _tasks(mgr) == ['end_unplaced_builds',
-                           'end_unstarted_live_migrations']
+                           'end_stuck_moves', 'end_unstarted_live_migrations']
     mgr.post_start_hook()
     try:
         compute_records.save_compute_node(fx.ctxt(), world.cell1, 'h7',
@@ -112,6 +112,7 @@ def test_discovery_and_audit_follow_the_configuration(world, override):
 
 def test_default_configuration_runs_the_audit_and_the_build_bound(world):
     assert _tasks(world.manager) == ['end_unplaced_builds',
+                                     'end_stuck_moves',
                                      'end_unstarted_live_migrations',
                                      'audit_allocations']
     assert world.manager._periodic_spacing['audit_allocations'] == 3600
