@@ -74,6 +74,14 @@ IMAGE_SNAPSHOT = 'image_snapshot'
 IMAGE_PENDING_UPLOAD = 'image_pending_upload'
 IMAGE_UPLOADING = 'image_uploading'
 
+# task_state values of shelve, shelveOffload and unshelve (Nova's names);
+# an evacuation is ``rebuilding`` then ``rebuild_spawning``, as in Nova.
+SHELVING = 'shelving'
+SHELVING_IMAGE_PENDING_UPLOAD = 'shelving_image_pending_upload'
+SHELVING_IMAGE_UPLOADING = 'shelving_image_uploading'
+SHELVING_OFFLOADING = 'shelving_offloading'
+UNSHELVING = 'unshelving'
+
 # power_state values, as Nova numbers them
 NOSTATE = 0
 RUNNING = 1

@@ -16,6 +16,8 @@ that is not one of its instances or builds:
   migration is counted: kept;
 - an instance living on another host, or on none after a failed build:
   its allocation here is a leak and goes;
+- the migration of an evacuation from this host: kept (the source's
+  allocation, deleted at the agent's next start);
 - a consumer the conductor does not know: kept for
   ``orphan_allocation_grace_period`` seconds (the scheduler claims
   before the conductor records the instance), then removed.
@@ -35,6 +37,14 @@ LOG = logging.getLogger(__name__)
 MOVING = (instance_obj.MIGRATING, instance_obj.RESIZE_PREP,
           instance_obj.RESIZE_MIGRATING, instance_obj.RESIZE_MIGRATED,
           instance_obj.RESIZE_FINISH)
+
+# NOTE: task states of moves whose destination claim may come before the
+# instance's row names the destination (services/conductor/
+# unshelve_flow.py, evacuate_flow.py).
+MOVING_TASK_STATES = frozenset(['unshelving', 'rebuilding',
+                                'rebuild_spawning'])
+# NOTE: Nova's statuses of an evacuation its source still owes a cleanup.
+EVACUATION_SOURCE_STATUSES = ('accepted', 'pre-migrating', 'done')
 
 
 class AllocationAuditor(object):
@@ -82,7 +92,10 @@ class AllocationAuditor(object):
                 ctxt, provider_uuid))
         removed = []
         pending = set()
-        for consumer in sorted(consumers - set(known)):
+        unknown = consumers - set(known)
+        if unknown:
+            unknown -= self._evacuated_from(ctxt, host)
+        for consumer in sorted(unknown):
             verdict = self._judge(ctxt, host, consumer)
             if verdict == 'delete':
                 self.report.delete_allocation(ctxt, consumer)
@@ -100,6 +113,18 @@ class AllocationAuditor(object):
             self._checked[root_uuid] = self._snapshot(seen, known)
         return removed
 
+    def _evacuated_from(self, ctxt, host):
+        """The migration uuids of the evacuations from ``host`` not yet
+        cleaned up: they hold its source allocation until the agent's
+        next start (services/compute/evacuate.py).
+        """
+        try:
+            return {m['uuid'] for m in self.conductor.migrations_get_by_source(
+                ctxt, host, 'evacuation', EVACUATION_SOURCE_STATUSES)}
+        except Exception as exc:
+            LOG.warning('Cannot list the evacuations from %s: %s', host, exc)
+            return set()
+
     def _judge(self, ctxt, host, consumer):
         """'delete', 'keep' or 'wait' for one consumer."""
         try:
@@ -115,6 +140,10 @@ class AllocationAuditor(object):
                      'against this compute host; removing it', consumer)
             return 'delete'
         where = instance.get('host')
+        if instance.get('task_state') in MOVING_TASK_STATES:
+            # NOTE: an unshelve or an evacuation on its way here: the
+            # scheduler claims before the row names this host.
+            return 'keep'
         if where == host or instance.get('vm_state') == 'building':
             # NOTE: ours (counted on another node of the host, or arrived
             # since the update began), or a build on its way: the

@@ -10,10 +10,14 @@ placement allocation deleted, the row soft-deleted by the conductor;
 At start (Nova's ``init_host``), for each host: deletes a crash
 interrupted are finished (task ``deleting``), builds it dropped go to
 ERROR (see :mod:`services.compute.stuck_builds`), interrupted rebuilds
-go to ERROR and interrupted snapshots lose their task and image (see
+go to ERROR (an interrupted evacuation too), interrupted shelves and
+offloads run again, an interrupted unshelve spawn leaves the server
+offloaded, interrupted snapshots lose their task and image (see
 :mod:`services.compute.rebuild`, :mod:`services.compute.snapshot`), power
 actions it interrupted run again (:func:`services.compute.power.recover`),
-and guests whose instance is no longer on the host are removed. The
+guests of servers evacuated while the host was down are destroyed and
+their source allocations deleted (:mod:`services.compute.evacuate`), and
+guests whose instance is no longer on the host are removed. The
 startup resource update then removes the allocations of instances deleted
 while the host was down (seed A13).
 """
@@ -21,10 +25,12 @@ while the host was down (seed A13).
 import logging
 
 from common.objects import instance as instance_obj
+from services.compute import evacuate
 from services.compute import live_migration
 from services.compute import power
 from services.compute import rebuild
 from services.compute import resize
+from services.compute import shelve
 from services.compute import snapshot
 from services.compute import stuck_builds
 from services.compute import utils
@@ -93,6 +99,11 @@ def terminate(agent, ctxt, host, instance_uuid):
 def recover_host(agent, ctxt, host):
     """Finish what a restart interrupted on ``host`` (see module doc)."""
     conductor = agent.conductor
+    try:
+        evacuate.destroy_evacuated(agent, ctxt, host)
+    except Exception:
+        LOG.exception('Could not clean up the servers evacuated from %s '
+                      '(the next start tries again)', host)
     instances = conductor.instances_get_by_host(ctxt, host)
     for instance in instances:
         if instance.get('task_state') == instance_obj.DELETING:
@@ -100,6 +111,8 @@ def recover_host(agent, ctxt, host):
                      instance['uuid'])
             terminate(agent, ctxt, host, instance['uuid'])
     stuck_builds.recover(agent, ctxt, host, instances)
+    evacuate.recover(agent, ctxt, host, instances)
+    shelve.recover(agent, ctxt, host, instances)
     rebuild.recover(agent, ctxt, host, instances)
     snapshot.recover(agent, ctxt, host, instances)
     power.recover(agent, ctxt, host, instances)

@@ -7,8 +7,9 @@ Every host an agent serves shares one RPC server (see
 :mod:`common.rpc_hosts`); each message names its host. The work lives in
 :mod:`services.compute.build`, :mod:`services.compute.delete`,
 :mod:`services.compute.power`, :mod:`services.compute.rebuild`,
-:mod:`services.compute.resize`, :mod:`services.compute.snapshot` and
-:mod:`services.compute.live_migration`, the state in the shared agent.
+:mod:`services.compute.resize`, :mod:`services.compute.snapshot`,
+:mod:`services.compute.live_migration`, :mod:`services.compute.shelve` and
+:mod:`services.compute.evacuate`, the state in the shared agent.
 """
 
 import logging
@@ -19,10 +20,12 @@ from common import exception
 from common import manager
 from services.compute import build
 from services.compute import delete
+from services.compute import evacuate
 from services.compute import live_migration
 from services.compute import power
 from services.compute import rebuild
 from services.compute import resize
+from services.compute import shelve
 from services.compute import snapshot
 from services.compute.virt import driver as virt_driver
 
@@ -175,6 +178,37 @@ class ComputeManager(manager.Manager):
         """Resume a suspended instance."""
         power.run(self.agent, ctxt, self._served(host), instance_uuid,
                   'resume')
+
+    # --- moves: shelve, unshelve, evacuate ----------------------------------
+
+    def shelve_instance(self, ctxt, instance_uuid, host):
+        """Shelve an instance (see :mod:`services.compute.shelve`)."""
+        shelve.shelve_instance(self.agent, ctxt, self._served(host),
+                               instance_uuid)
+
+    def shelve_offload_instance(self, ctxt, instance_uuid, host):
+        """Offload a shelved instance."""
+        shelve.shelve_offload_instance(self.agent, ctxt, self._served(host),
+                                       instance_uuid)
+
+    def unshelve_instance(self, ctxt, instance_uuid, request_spec,
+                          selection, host, node=None):
+        """Spawn an offloaded instance here (claimed by the conductor).
+        """
+        shelve.unshelve_instance(self.agent, ctxt, self._served(host),
+                                 instance_uuid, request_spec, selection,
+                                 node)
+
+    def evacuate_instance(self, ctxt, instance_uuid, migration_uuid,
+                          request_spec, selection, host, node=None,
+                          target_state=None):
+        """Re-create an evacuated instance here (see
+        :mod:`services.compute.evacuate`).
+        """
+        evacuate.evacuate_instance(self.agent, ctxt, self._served(host),
+                                   instance_uuid, migration_uuid,
+                                   request_spec, selection, node,
+                                   target_state)
 
     def get_diagnostics(self, ctxt, instance_uuid, host):
         """The driver's diagnostics of a guest of one of this agent's hosts.

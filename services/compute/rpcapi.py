@@ -46,7 +46,9 @@ class ComputeAPI(object):
       post_live_migration_at_destination (calls),
       drop_move_claim_at_destination, live_migration,
       rollback_live_migration_at_destination, live_migration_abort,
-      live_migration_force_complete (casts).
+      live_migration_force_complete (casts);
+      shelve_instance, shelve_offload_instance, unshelve_instance,
+      evacuate_instance.
     """
 
     def __init__(self):
@@ -202,6 +204,50 @@ class ComputeAPI(object):
     def resume_instance(self, ctxt, host, instance_uuid):
         """Resume a suspended instance, task ``resuming`` (cast)."""
         self._power_cast(ctxt, 'resume_instance', host, instance_uuid)
+
+    # --- moves: shelve, unshelve, evacuate (casts) ---------------------------
+
+    def shelve_instance(self, ctxt, host, instance_uuid):
+        """Shelve an instance, task ``shelving`` (cast); the agent
+        offloads it too when its ``shelved_offload_time`` is 0.
+        """
+        self._power_cast(ctxt, 'shelve_instance', host, instance_uuid)
+
+    def shelve_offload_instance(self, ctxt, host, instance_uuid):
+        """Offload a SHELVED instance, task ``shelving_offloading``
+        (cast): guest destroyed, allocation deleted, host cleared.
+        """
+        self._power_cast(ctxt, 'shelve_offload_instance', host,
+                         instance_uuid)
+
+    def unshelve_instance(self, ctxt, host, instance_uuid, request_spec,
+                          selection, node=None):
+        """Spawn an offloaded instance on ``host`` (cast); the conductor
+        has claimed it in placement and written host and node.
+
+        :param request_spec: the unshelve's RequestSpec (or primitive).
+        :param selection: the claimed Selection (or primitive).
+        """
+        self._prepare(host).cast(
+            ctxt, 'unshelve_instance', instance_uuid=instance_uuid,
+            request_spec=_primitive(request_spec),
+            selection=_primitive(selection), host=host, node=node)
+
+    def evacuate_instance(self, ctxt, host, instance_uuid, migration_uuid,
+                          request_spec, selection, node=None,
+                          target_state=None):
+        """Re-create an evacuated instance on ``host`` (cast); the
+        destination is claimed for the instance, the source allocation is
+        the migration's.
+
+        :param target_state: ``stopped`` (2.95) or None (ACTIVE).
+        """
+        self._prepare(host).cast(
+            ctxt, 'evacuate_instance', instance_uuid=instance_uuid,
+            migration_uuid=migration_uuid,
+            request_spec=_primitive(request_spec),
+            selection=_primitive(selection), host=host, node=node,
+            target_state=target_state)
 
     def get_diagnostics(self, ctxt, host, instance_uuid):
         """The diagnostics of a guest on ``host`` (a call, at most

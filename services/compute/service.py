@@ -20,6 +20,7 @@ from common import rpc_hosts
 from common import service
 from services.compute import agent as agent_mod
 from services.compute import resize
+from services.compute import shelve
 from services.compute import stuck_builds
 
 LOG = logging.getLogger(__name__)
@@ -96,6 +97,11 @@ class ComputeService(service.Service):
         resize.confirm_expired(self.agent, context.get_admin_context(),
                                self.agent.conf.resize_confirm_window)
 
+    def _offload_shelved(self):
+        # NOTE: None: the loop's own interval until the next look.
+        shelve.offload_expired(self.agent,
+                               context.get_admin_context())
+
     def _start_loops(self):
         conf = self.agent.conf
         # NOTE: the service runner's own loop (logs a failed run and goes
@@ -127,6 +133,11 @@ class ComputeService(service.Service):
             self._loops.append(service._Loop(
                 'berth-compute-resize-confirm', self._confirm_resizes,
                 min(window, 60), initial_delay=min(window, 60)))
+        if conf.shelved_offload_time > 0 and conf.shelved_poll_interval:
+            self._loops.append(service._Loop(
+                'berth-compute-shelved-offload', self._offload_shelved,
+                conf.shelved_poll_interval,
+                initial_delay=conf.shelved_poll_interval))
         for loop in self._loops:
             loop.start()
 

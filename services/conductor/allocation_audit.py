@@ -252,6 +252,12 @@ def _orphan_reason(migration, instances):
     """
     if migration is None:
         return 'no live instance, build request or migration'
+    if (migration.migration_type == migration_obj.EVACUATION and
+            migration.status == migration_obj.DONE and
+            migration.instance_uuid in instances):
+        # NOTE: the source of an evacuation is down: its allocation stays
+        # until that host's agent starts again and removes it.
+        return None
     if migration.status in migration_obj.ENDED:
         return 'migration of instance %s ended (%s)' % (
             migration.instance_uuid, migration.status)

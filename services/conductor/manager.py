@@ -13,6 +13,8 @@ objects and hands each request to its module:
 * ``migrate_server`` (resize, cold migration), ``migrate_reschedule``,
   ``confirm_resize``, ``revert_resize`` -> :mod:`.migrate_flow`
 * ``live_migrate_instance`` -> :mod:`.live_migrate_flow`
+* ``unshelve_instance`` -> :mod:`.unshelve_flow`
+* ``evacuate_instance`` -> :mod:`.evacuate_flow`
 * the compute agents' record calls -> :mod:`.record_proxy` (a second
   endpoint of the same API)
 * background: host discovery (:mod:`common.db.discovery`, a loop of its
@@ -44,6 +46,7 @@ from common import rpc
 from services.compute import rpcapi as compute_rpcapi
 from services.conductor import allocation_audit
 from services.conductor import build_flow
+from services.conductor import evacuate_flow
 from services.conductor import live_migrate_flow
 from services.conductor import migrate_flow
 from services.conductor import rebuild_flow
@@ -51,6 +54,7 @@ from services.conductor import record_proxy
 from services.conductor import reschedule
 from services.conductor import stuck_moves
 from services.conductor import unplaced_builds
+from services.conductor import unshelve_flow
 from services.conductor import unstarted_live_migrations
 
 LOG = logging.getLogger(__name__)
@@ -309,6 +313,21 @@ class ConductorManager(manager.Manager):
         except Exception:
             if sync:
                 raise
+    # --- moves: unshelve and evacuate ----------------------------------------
+
+    def unshelve_instance(self, ctxt, instance_uuid, zone_given=False,
+                          availability_zone=None, host=None):
+        """Unshelve a server; see ConductorAPI.unshelve_instance."""
+        unshelve_flow.unshelve_instance(self, ctxt, unshelve_flow.Unshelve(
+            instance_uuid=instance_uuid, zone_given=zone_given,
+            availability_zone=availability_zone, host=host))
+
+    def evacuate_instance(self, ctxt, instance_uuid, migration_uuid,
+                          host=None, force=False, target_state=None):
+        """Evacuate a server; see ConductorAPI.evacuate_instance."""
+        evacuate_flow.evacuate_instance(self, ctxt, evacuate_flow.Evacuate(
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+            host=host, force=force, target_state=target_state))
 
     # --- background work -----------------------------------------------------
 

@@ -189,6 +189,16 @@ class RecordProxy(object):
             ctxt, database, migration_uuid, values,
             expected_status=expected_status).to_primitive()
 
+    def migrations_get_by_source(self, ctxt, host, migration_type,
+                                 statuses):
+        """Migrations of a type from ``host`` (this cell) in one of
+        ``statuses``, as primitives.
+        """
+        return [m.to_primitive() for m in migration_records.list_migrations(
+            ctxt, self.cells.local(), migration_records.Filters(
+                source_compute=host, migration_type=migration_type,
+                statuses=statuses))]
+
     def instance_updates(self, ctxt, updates):
         """Several brief instance updates, one transaction per cell.
 

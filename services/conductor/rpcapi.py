@@ -97,6 +97,8 @@ class ConductorAPI(object):
       migrate_reschedule, confirm_resize, revert_resize (casts);
       live_migrate_instance (a cast, or a call below compute API 2.34).
       Record calls go to topic ``conductor_records``.
+      Moves: unshelve_instance, evacuate_instance (casts),
+      migrations_get_by_source (record call).
     """
 
     def __init__(self):
@@ -251,6 +253,35 @@ class ConductorAPI(object):
         self.client.prepare(version='1.0').cast(
             ctxt, 'live_migrate_instance', **kwargs)
 
+    # --- moves: unshelve and evacuate (casts) --------------------------------
+
+    def unshelve_instance(self, ctxt, instance_uuid, zone_given=False,
+                          availability_zone=None, host=None):
+        """Unshelve a server the API marked ``unshelving`` (cast).
+
+        :param zone_given: the request named ``availability_zone``
+            (2.77); ``availability_zone`` None then unpins the zone (2.91).
+        :param host: the host an admin named (2.91), or None.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        cctxt.cast(ctxt, 'unshelve_instance', instance_uuid=instance_uuid,
+                   zone_given=bool(zone_given),
+                   availability_zone=availability_zone, host=host)
+
+    def evacuate_instance(self, ctxt, instance_uuid, migration_uuid,
+                          host=None, force=False, target_state=None):
+        """Evacuate a server of a down host (cast); the API has set task
+        ``rebuilding`` and created the migration (``accepted``).
+
+        :param host: the destination an admin named, or None.
+        :param force: skip the scheduler for ``host`` (2.29..2.67).
+        :param target_state: ``stopped`` from 2.95, else None (ACTIVE).
+        """
+        cctxt = self.client.prepare(version='1.0')
+        cctxt.cast(ctxt, 'evacuate_instance', instance_uuid=instance_uuid,
+                   migration_uuid=migration_uuid, host=host,
+                   force=bool(force), target_state=target_state)
+
     def _records(self):
         """A call context for a record method, on the records topic."""
         return self.client.prepare(topic=RECORDS_TOPIC, version='1.0')
@@ -364,6 +395,15 @@ class ConductorAPI(object):
             ctxt, 'migration_update', instance_uuid=instance_uuid,
             migration_uuid=migration_uuid, values=values,
             expected_status=expected_status)
+
+    def migrations_get_by_source(self, ctxt, host, migration_type,
+                                 statuses):
+        """Migration primitives of ``migration_type`` from ``host`` in
+        one of ``statuses`` (a starting agent's evacuated instances).
+        """
+        return self._records().call(
+            ctxt, 'migrations_get_by_source', host=host,
+            migration_type=migration_type, statuses=list(statuses))
 
     def instance_get(self, ctxt, instance_uuid):
         """The Instance primitive of a live instance.

@@ -14,8 +14,10 @@ from services.placement import microversion as served
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The modules that send placement requests (through common.placement).
 CALLERS = [
+    'common/placement/move_allocations.py',
     'services/allinone/launcher.py',
     'services/api/placement_sync.py',
+    'services/compute/evacuate.py',
     'services/compute/report.py',
     'services/conductor/allocation_audit.py',
     'services/conductor/allocations.py',

@@ -10,16 +10,19 @@ joins them into the one table the action route dispatches on
 programming error caught at import.
 """
 
+from services.api.actions import evacuate
 from services.api.actions import live_migrate
 from services.api.actions import lock
 from services.api.actions import power
 from services.api.actions import rebuild
 from services.api.actions import reset_state
 from services.api.actions import resize
+from services.api.actions import shelve
 from services.api.actions import snapshot
 
-MODULES = (power, lock, reset_state, rebuild, snapshot, resize,
-           live_migrate)
+MODULES = (power, lock, reset_state, rebuild, snapshot,
+           # moves (issue 21)
+           resize, live_migrate, shelve, evacuate)
 
 
 def _join(modules):

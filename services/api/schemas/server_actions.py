@@ -9,6 +9,8 @@ Nova's do. Actions without arguments take ``null``, which is what Nova's
 clients send.
 """
 
+from services.api.schemas import types
+
 
 def _body(name, value):
     return {
@@ -81,3 +83,52 @@ MIGRATE_V256 = _body('migrate', {
     },
     'additionalProperties': False,
 })
+
+# --- shelve and evacuate (doc/behaviours.md §shelve,
+# §evacuate) ---
+
+# NOTE: Nova's fqdn parameter type: a host name as services report it.
+HOSTNAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+            'pattern': '^[a-zA-Z0-9-._]*$'}
+
+# 2.77: an object naming a zone, or null.
+UNSHELVE_V277 = _body('unshelve', {
+    'type': ['object', 'null'],
+    'properties': {'availability_zone': types.NAME},
+    'required': ['availability_zone'],
+    'additionalProperties': False,
+})
+
+# 2.91: a zone (null unpins the server's) and/or a host, or null.
+UNSHELVE_V291 = _body('unshelve', {
+    'type': ['object', 'null'],
+    'properties': {
+        'availability_zone': {'oneOf': [{'type': 'null'}, types.NAME]},
+        'host': HOSTNAME,
+    },
+    'anyOf': [{'required': ['availability_zone']}, {'required': ['host']}],
+    'additionalProperties': False,
+})
+
+
+def _evacuate(shared_storage=False, force=False):
+    props = {'host': HOSTNAME, 'adminPass': {'type': 'string'}}
+    required = []
+    if shared_storage:
+        props['onSharedStorage'] = types.BOOLEAN
+        required.append('onSharedStorage')
+    if force:
+        props['force'] = types.BOOLEAN
+    body = {'type': 'object', 'properties': props,
+            'additionalProperties': False}
+    if required:
+        body['required'] = required
+    return _body('evacuate', body)
+
+
+# Nova's evacuate bodies: onSharedStorage required below 2.14, force from
+# 2.29 to 2.67.
+EVACUATE_V21 = _evacuate(shared_storage=True)
+EVACUATE_V214 = _evacuate()
+EVACUATE_V229 = _evacuate(force=True)
+EVACUATE_V268 = _evacuate()

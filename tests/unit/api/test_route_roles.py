@@ -107,6 +107,12 @@ TABLE = [
          _statuses(409, 403, 403, 404), {'force_complete': None}),
     _row('DELETE', '/servers/{server_id}/migrations/{migration_id}',
          _statuses(409, 403, 403, 404)),
+    # NOTE: moves (issue 21): an owner shelves; evacuate is an admin's,
+    # refused (400) while the server's host is up, as here.
+    _row('POST', '/servers/{server_id}/action', _owner_write(202),
+         {'shelve': None}),
+    _row('POST', '/servers/{server_id}/action', _statuses(400, 403, 403, 404),
+         {'evacuate': {}}),
     _row('GET', '/servers/{server_id}/os-instance-actions', OWNER_READ),
     _row('GET', '/servers/{server_id}/os-instance-actions/{request_id}',
          OWNER_READ),

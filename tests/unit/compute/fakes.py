@@ -217,6 +217,15 @@ class FakeConductor(object):
             found.update(copy.deepcopy(values))
             return copy.deepcopy(found)
 
+    def migrations_get_by_source(self, ctxt, host, migration_type,
+                                 statuses):
+        self._log('migrations_get_by_source')
+        with self.lock:
+            return [copy.deepcopy(m) for m in self.migrations.values()
+                    if m['source_compute'] == host and
+                    m['migration_type'] == migration_type and
+                    m['status'] in statuses]
+
     def instance_get(self, ctxt, instance_uuid):
         self._log('instance_get')
         with self.lock:

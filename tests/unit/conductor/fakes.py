@@ -293,6 +293,19 @@ class FakeCompute(object):
                      instance_uuid=instance_uuid,
                      migration_uuid=migration_uuid, reason=reason)
 
+    def _cast(self, name, **kwargs):
+        self.__dict__.setdefault('casts', []).append((name, kwargs))
+
+    def start_instance(self, ctxt, host, instance_uuid):
+        self._cast('start_instance', host=host,
+                   instance_uuid=instance_uuid)
+
+    def unshelve_instance(self, ctxt, **kwargs):
+        self._cast('unshelve_instance', **kwargs)
+
+    def evacuate_instance(self, ctxt, **kwargs):
+        self._cast('evacuate_instance', **kwargs)
+
 
 class FakeNotifier(object):
     """Records notifications."""
