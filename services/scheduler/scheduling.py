@@ -244,7 +244,13 @@ class Scheduler(object):
     def _restrict(self, hosts, spec, record):
         """Apply ignore/force hosts and nodes and a requested cell."""
         if spec.ignore_hosts:
-            hosts = [h for h in hosts if h.host not in spec.ignore_hosts]
+            kept = [h for h in hosts if h.host not in spec.ignore_hosts]
+            if len(kept) < len(hosts):
+                # NOTE: a move ignores its source host: the record says
+                # why a candidate placement offered was never filtered.
+                record.notes.append('ignored hosts %s' % sorted(
+                    {h.host for h in hosts} - {h.host for h in kept}))
+            hosts = kept
         if spec.force_hosts:
             hosts = [h for h in hosts if h.host in spec.force_hosts]
             record.notes.append('forced hosts %s' % spec.force_hosts)

@@ -183,6 +183,17 @@ def test_forced_host_skips_filters_and_dry_run_claims_nothing():
     assert 'forced hosts' in record['summary']
 
 
+def test_an_ignored_source_host_is_noted_in_the_record():
+    hosts = [fakes.host('source', total_usable_ram_mb=65536),
+             fakes.host('other')]
+    scheduler, _placement = make(hosts)
+    selections, record = scheduler.select_destinations(
+        None, fakes.spec(ignore_hosts=['source', 'gone']), ['i1'])
+    assert selections[0][0].service_host == 'other'
+    assert record['candidates'] == 2 and record['hosts'] == 1
+    assert "ignored hosts ['source']" in record['notes']
+
+
 def test_no_valid_host_survives_rpc_serialization():
     from oslo_messaging._drivers import common as driver_common
 
