@@ -315,3 +315,46 @@ def test_deleting_a_resized_server_leaves_nothing_behind(cloud, flavors):
     _wait(cloud, server, 'VERIFY_RESIZE')
     cloud.compute.delete_server(server)
     assert_placement_matches_servers(cloud)
+
+
+def _numa_nodes(cloud, server_id):
+    topology = cloud.compute.request('GET', '/servers/%s/topology'
+                                     % server_id)
+    return [node['memory_mb'] for node in topology['nodes']]
+
+
+def test_a_flavor_change_waits_for_a_resize(cloud, flavors, clean):
+    """doc/behaviours.md B12: the server keeps the flavor it was built
+    with; stop/start does not apply a changed extra spec, a resize does.
+    """
+    api = cloud.compute
+    later = api.create_flavor('numa-later', vcpus=1, ram=256, disk=1)
+    now = api.create_flavor('numa-now', vcpus=1, ram=512, disk=1,
+                            extra_specs={'hw:numa_nodes': '1'})
+    server = api.create_server('numa1', later, flavors[2],
+                               zone='nova:%s' % HOSTS[0])
+    clean.append(server['id'])
+    _wait(cloud, server['id'], 'ACTIVE')
+    assert _numa_nodes(cloud, server['id']) == []
+
+    api.request('POST', '/flavors/%s/os-extra_specs' % later,
+                {'extra_specs': {'hw:numa_nodes': '1'}})
+    for action, status in (('os-stop', 'SHUTOFF'), ('os-start', 'ACTIVE')):
+        assert _action(cloud, server['id'], {action: None})[0] == 202
+        shown = _wait(cloud, server['id'], status)
+    assert _numa_nodes(cloud, server['id']) == []
+    assert 'hw:numa_nodes' not in shown['flavor']['extra_specs']
+
+    fresh = api.create_server('numa2', later, flavors[2],
+                              zone='nova:%s' % HOSTS[0])
+    clean.append(fresh['id'])
+    _wait(cloud, fresh['id'], 'ACTIVE')
+    assert _numa_nodes(cloud, fresh['id']) == [256]
+
+    assert _action(cloud, server['id'], {'resize': {'flavorRef': now}})[
+        0] == 202
+    _wait(cloud, server['id'], 'VERIFY_RESIZE')
+    assert _action(cloud, server['id'], {'confirmResize': None})[0] == 204
+    shown = _wait(cloud, server['id'], 'ACTIVE')
+    assert shown['flavor']['extra_specs'] == {'hw:numa_nodes': '1'}
+    assert _numa_nodes(cloud, server['id']) == [512]
