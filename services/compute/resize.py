@@ -355,17 +355,7 @@ class ConfirmResize(_Step):
 
     def _failed(self, exc, tb):
         """Nova's: a failed confirm leaves the server in ERROR."""
-        self._fault(exc, tb)
-        self._finish_event('Error', tb)
-        try:
-            self.conductor.migration_update(
-                self.ctxt, self.uuid, self.migration_uuid,
-                {'status': migration_obj.ERROR})
-            self.conductor.instance_update(
-                self.ctxt, self.uuid, {'vm_state': inst.ERROR,
-                                       'task_state': None}, brief=True)
-        except Exception:
-            LOG.exception('Could not put %s in ERROR', self.uuid)
+        _error(self, exc, tb)
 
 
 class RevertResize(_Step):
@@ -448,7 +438,8 @@ class FinishRevertResize(_Step):
 
 
 def _error(step, exc, tb):
-    """The last resort of a failed revert: ERROR, fault, migration error.
+    """The last resort of a failed confirm or revert: ERROR, fault,
+    migration error.
     """
     step._fault(exc, tb)
     step._finish_event('Error', tb)

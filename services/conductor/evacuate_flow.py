@@ -42,6 +42,7 @@ from common import exception
 from common.objects import instance as instance_obj
 from common.objects import migration as migration_obj
 from common.objects import selection as selection_obj
+from services.conductor import action_events
 from services.conductor import allocation_audit
 from services.conductor import allocations
 from services.conductor import move_allocations
@@ -66,19 +67,6 @@ class Evacuate(object):
 
 class ForcedHostUnavailable(exception.NoValidHost):
     """A forced destination that cannot take the server."""
-
-
-def _event(conductor, ctxt, database, uuid, phase, result=None, tb=None):
-    try:
-        if phase == 'start':
-            instance_records.action_event_start(ctxt, database, uuid, EVENT,
-                                                conductor.host)
-        else:
-            instance_records.action_event_finish(
-                ctxt, database, uuid, EVENT, conductor.host, result, tb)
-    except Exception as exc:
-        LOG.warning('Could not record event %s %s of instance %s: %s',
-                    EVENT, phase, uuid, exc)
 
 
 def _forced(conductor, ctxt, database, instance, host):
@@ -133,7 +121,7 @@ def evacuate_instance(conductor, ctxt, request):
         LOG.info('Instance %s was deleted before its evacuation', uuid)
         return None
     instance.cell_uuid = cell_uuid
-    _event(conductor, ctxt, database, uuid, 'start')
+    action_events.record(ctxt, database, uuid, EVENT, conductor.host, 'start')
     moved_source = False
     try:
         moved_source = bool(move_allocations.to_migration(
@@ -168,7 +156,8 @@ def _cast(conductor, ctxt, database, instance, request, selection, spec):
     if decision is not None:
         decision_records.record(ctxt, database, uuid, 'evacuate', decision,
                                 host=conductor.host)
-    _event(conductor, ctxt, database, uuid, 'finish', 'Success')
+    action_events.record(ctxt, database, uuid, EVENT,
+                         conductor.host, 'finish', 'Success')
     cell = conductor.cells.cell(ctxt, instance.cell_uuid)
     conductor.compute_clients.for_cell(cell).evacuate_instance(
         ctxt, host=selection.service_host, instance_uuid=uuid,
@@ -217,4 +206,5 @@ def _fail(conductor, ctxt, database, instance, request, exc, moved_source):
             exception.UnexpectedTaskStateError) as gone:
         LOG.info('Instance %s changed during its evacuation: %s', uuid,
                  gone)
-    _event(conductor, ctxt, database, uuid, 'finish', 'Error', tb)
+    action_events.record(ctxt, database, uuid, EVENT,
+                         conductor.host, 'finish', 'Error', tb)

@@ -50,6 +50,7 @@ from common import exception
 from common.objects import instance as instance_obj
 from common.objects import migration as migration_obj
 from common import servicegroup
+from services.conductor import action_events
 from services.conductor import allocations
 from services.conductor import move_allocations
 from services.conductor import move_spec
@@ -385,18 +386,8 @@ def _end_migration(flow, status):
 
 
 def _event(flow, phase, result=None, tb=None):
-    try:
-        if phase == 'start':
-            instance_records.action_event_start(
-                flow.ctxt, flow.database, flow.uuid, EVENT,
-                flow.conductor.host)
-        else:
-            instance_records.action_event_finish(
-                flow.ctxt, flow.database, flow.uuid, EVENT,
-                flow.conductor.host, result, tb)
-    except Exception as exc:
-        LOG.warning('Could not record event %s %s of instance %s: %s',
-                    EVENT, phase, flow.uuid, exc)
+    action_events.record(flow.ctxt, flow.database, flow.uuid, EVENT,
+                         flow.conductor.host, phase, result, tb)
 
 
 def live_migrate_instance(conductor, ctxt, request):

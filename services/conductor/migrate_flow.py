@@ -48,6 +48,7 @@ from common.objects import flavor as flavor_obj
 from common.objects import instance as instance_obj
 from common.objects import migration as migration_obj
 from common.objects import request_spec as spec_obj
+from services.conductor import action_events
 from services.conductor import allocations
 from services.conductor import move_allocations
 from services.conductor import move_spec
@@ -100,18 +101,8 @@ class _Move(object):
                 migration_obj.RESIZE else 'migrate')
 
     def event(self, phase, result=None, tb=None):
-        try:
-            if phase == 'start':
-                instance_records.action_event_start(
-                    self.ctxt, self.database, self.uuid, EVENT,
-                    self.conductor.host)
-            else:
-                instance_records.action_event_finish(
-                    self.ctxt, self.database, self.uuid, EVENT,
-                    self.conductor.host, result, tb)
-        except Exception as exc:
-            LOG.warning('Could not record event %s %s of instance %s: %s',
-                        EVENT, phase, self.uuid, exc)
+        action_events.record(self.ctxt, self.database, self.uuid, EVENT,
+                             self.conductor.host, phase, result, tb)
 
     def set_migration(self, values, expected=None):
         self.migration = migration_records.update_migration(

@@ -31,6 +31,7 @@ from common import notifications
 from common.objects import image as image_obj
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
+from services.conductor import action_events
 from services.conductor import move_spec
 
 LOG = logging.getLogger(__name__)
@@ -75,19 +76,6 @@ def check_spec(spec, instance, image_meta):
     return check
 
 
-def _event(conductor, ctxt, database, uuid, phase, result=None, tb=None):
-    try:
-        if phase == 'start':
-            instance_records.action_event_start(ctxt, database, uuid, EVENT,
-                                                conductor.host)
-        else:
-            instance_records.action_event_finish(
-                ctxt, database, uuid, EVENT, conductor.host, result, tb)
-    except Exception as exc:
-        LOG.warning('Could not record event %s %s of instance %s: %s',
-                    EVENT, phase, uuid, exc)
-
-
 def _no_valid_host(conductor, ctxt, database, request, exc):
     """Put the server in ERROR with its old image and the fault."""
     uuid = request.instance_uuid
@@ -108,7 +96,8 @@ def _no_valid_host(conductor, ctxt, database, request, exc):
         LOG.info('Instance %s changed during its rebuild check: %s', uuid,
                  gone)
         return
-    _event(conductor, ctxt, database, uuid, 'finish', 'Error', tb)
+    action_events.record(ctxt, database, uuid, EVENT,
+                         conductor.host, 'finish', 'Error', tb)
     conductor.notify(ctxt, 'instance.rebuild_scheduled.error',
                      notifications.instance_payload(
                          instance, fault=notifications.exception_payload(exc),
@@ -150,7 +139,7 @@ def rebuild_instance(conductor, ctxt, request):
         return
     instance.cell_uuid = cell_uuid
     instance = instance.to_primitive()
-    _event(conductor, ctxt, database, uuid, 'start')
+    action_events.record(ctxt, database, uuid, EVENT, conductor.host, 'start')
     if request.image_ref != request.orig_image_ref:
         try:
             _check_host(conductor, ctxt, instance, request)
@@ -159,7 +148,8 @@ def rebuild_instance(conductor, ctxt, request):
         except Exception as exc:
             LOG.exception('Rebuild check of %s failed', uuid)
             return _no_valid_host(conductor, ctxt, database, request, exc)
-    _event(conductor, ctxt, database, uuid, 'finish', 'Success')
+    action_events.record(ctxt, database, uuid, EVENT,
+                         conductor.host, 'finish', 'Success')
     cell = conductor.cells.cell(ctxt, cell_uuid)
     conductor.compute_clients.for_cell(cell).rebuild_instance(
         ctxt, host=instance['host'], instance_uuid=uuid,

@@ -34,6 +34,7 @@ from common.db import decision_records
 from common.db import instance_records
 from common import exception
 from common.objects import instance as instance_obj
+from services.conductor import action_events
 from services.conductor import allocations
 from services.conductor import move_spec
 
@@ -57,19 +58,6 @@ class Unshelve(object):
     host: str = None
 
 
-def _event(conductor, ctxt, database, uuid, phase, result=None, tb=None):
-    try:
-        if phase == 'start':
-            instance_records.action_event_start(ctxt, database, uuid, EVENT,
-                                                conductor.host)
-        else:
-            instance_records.action_event_finish(
-                ctxt, database, uuid, EVENT, conductor.host, result, tb)
-    except Exception as exc:
-        LOG.warning('Could not record event %s %s of instance %s: %s',
-                    EVENT, phase, uuid, exc)
-
-
 def unshelve_instance(conductor, ctxt, request):
     """Unshelve one server (see the module doc).
 
@@ -87,13 +75,14 @@ def unshelve_instance(conductor, ctxt, request):
     instance.cell_uuid = cell_uuid
     cell = conductor.cells.cell(ctxt, cell_uuid)
     compute = conductor.compute_clients.for_cell(cell)
-    _event(conductor, ctxt, database, uuid, 'start')
+    action_events.record(ctxt, database, uuid, EVENT, conductor.host, 'start')
     if instance.vm_state == instance_obj.SHELVED:
         return _power_on(conductor, ctxt, database, compute, instance)
     if instance.vm_state != instance_obj.SHELVED_OFFLOADED:
         LOG.warning('Instance %s is %s, not shelved; not unshelving it',
                     uuid, instance.vm_state)
-        _event(conductor, ctxt, database, uuid, 'finish', 'Error')
+        action_events.record(ctxt, database, uuid, EVENT,
+                             conductor.host, 'finish', 'Error')
         return None
     try:
         return _schedule_and_cast(conductor, ctxt, database, compute,
@@ -118,9 +107,11 @@ def _power_on(conductor, ctxt, database, compute, instance):
     except (exception.InstanceNotFound,
             exception.UnexpectedTaskStateError) as exc:
         LOG.info('Instance %s changed before its unshelve: %s', uuid, exc)
-        _event(conductor, ctxt, database, uuid, 'finish', 'Error')
+        action_events.record(ctxt, database, uuid, EVENT,
+                             conductor.host, 'finish', 'Error')
         return None
-    _event(conductor, ctxt, database, uuid, 'finish', 'Success')
+    action_events.record(ctxt, database, uuid, EVENT,
+                         conductor.host, 'finish', 'Success')
     compute.start_instance(ctxt, instance.host, uuid)
     LOG.info('Unshelving %s on its host %s (power on)', uuid, instance.host)
     return instance.host
@@ -158,7 +149,8 @@ def _schedule_and_cast(conductor, ctxt, database, compute, instance,
     if decision is not None:
         decision_records.record(ctxt, database, uuid, 'unshelve', decision,
                                 host=conductor.host)
-    _event(conductor, ctxt, database, uuid, 'finish', 'Success')
+    action_events.record(ctxt, database, uuid, EVENT,
+                         conductor.host, 'finish', 'Success')
     compute.unshelve_instance(
         ctxt, host=selection.service_host, instance_uuid=uuid,
         request_spec=moved.to_primitive(),
@@ -184,4 +176,5 @@ def _give_up(conductor, ctxt, database, uuid, exc, claimed):
     except (exception.InstanceNotFound,
             exception.UnexpectedTaskStateError) as gone:
         LOG.info('Instance %s changed during its unshelve: %s', uuid, gone)
-    _event(conductor, ctxt, database, uuid, 'finish', 'Error', tb)
+    action_events.record(ctxt, database, uuid, EVENT,
+                         conductor.host, 'finish', 'Error', tb)
