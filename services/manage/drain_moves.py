@@ -17,7 +17,8 @@ compute REST API (services/manage/compute_client.py)::
                 (400, 409: Nova's message) -> FAILED
     MOVING      GET the server until its task ends:
                 ERROR -> FAILED (its fault)
-                VERIFY_RESIZE -> CONFIRM
+                VERIFY_RESIZE -> CONFIRM (a user's resize: LEFT, its
+                owner's to confirm or revert)
                 off the source -> MOVED
                 back on the source -> FAILED (the migration's status and
                 the failed event's message); RETURNED for a resumed move
@@ -50,10 +51,12 @@ from services.manage import compute_client
 
 LOG = logging.getLogger(__name__)
 
-# Modes (the command's --live / --cold; DEFAULT: each server's own).
+# Modes (the command's --live / --cold; DEFAULT: each server's own),
+# also the kinds of move (with RESIZE, a user's, found when resuming).
 DEFAULT = 'default'
 LIVE = 'live'
 COLD = 'cold'
+RESIZE = 'resize'
 
 # States of a task.
 START = 'start'
@@ -84,7 +87,10 @@ _COLD_STATUSES = ('ACTIVE', 'SHUTOFF')
 IN_FLIGHT = ('accepted', 'queued', 'preparing', 'running', 'pre-migrating',
              'migrating', 'post-migrating', 'finished', 'confirming',
              'reverting')
-_LIVE_MIGRATION = 'live-migration'
+# NOTE: the kind of move each migration_type is (an evacuation is
+# waited for as a cold move: it ends off the host, with no confirmation).
+_KINDS = {'live-migration': LIVE, 'migration': COLD, 'resize': RESIZE,
+          'evacuation': COLD}
 
 
 @dataclasses.dataclass
@@ -94,7 +100,8 @@ class Task(object):
     :ivar destination: the planned host (a resumed move's destination,
         None when the migration has none yet).
     :ivar why: the plan's explanation (why there, or why nowhere).
-    :ivar kind: LIVE or COLD once chosen.
+    :ivar kind: LIVE or COLD once chosen (RESIZE: a user's resize
+        found under way).
     :ivar outcome: MOVED, LEFT, FAILED, GONE or RETURNED; None while it
         runs or when it was interrupted.
     :ivar detail: what the outcome needs said (a failure's reason).
@@ -157,12 +164,12 @@ def pending_tasks(api, host):
                 latest[migration['instance_uuid']] = migration
     tasks = []
     for migration in sorted(latest.values(), key=lambda m: m['id']):
-        kind = (LIVE if migration.get('migration_type') == _LIVE_MIGRATION
-                else COLD)
+        kind = _KINDS.get(migration.get('migration_type'), COLD)
+        finished = migration['status'] == 'finished' and kind == COLD
         tasks.append(Task(
             server=migration['instance_uuid'], name=None, source=host,
             destination=migration['dest_compute'], kind=kind, resumed=True,
-            state=CONFIRM if migration['status'] == 'finished' else MOVING,
+            state=CONFIRM if finished else MOVING,
             why='%s %s' % (migration.get('migration_type') or 'migration',
                            migration['status'])))
     return tasks
@@ -236,6 +243,9 @@ class Drain(object):
         while task.state != DONE and not self.stopping.is_set():
             try:
                 self._handlers[task.state](task)
+            except (compute_client.APIError,
+                    compute_client.Unreachable) as exc:
+                self._end(task, FAILED, str(exc))
             except Exception as exc:
                 LOG.exception('The move of %s failed', task.server)
                 self._end(task, FAILED, 'unexpected error: %s' % exc)
@@ -278,13 +288,23 @@ class Drain(object):
         if server is None:
             return
         if server['status'] == 'VERIFY_RESIZE' and not _task_state(server):
-            task.state = CONFIRM
+            self._verify(task, server)
         elif server['status'] == 'ERROR':
             self._failed(task, server)
         elif not _task_state(server):
             self._settled(task, server)
         else:
             self._wait(task, server)
+
+    def _verify(self, task, server):
+        if task.kind == RESIZE:
+            # NOTE: a resize is its owner's to confirm or revert; until
+            # then the host keeps the old flavor's allocation.
+            self._end(task, LEFT, "a resize awaiting its owner's "
+                      "confirmation or revert (the host keeps its "
+                      "allocation until then)", host=_host(server))
+        else:
+            task.state = CONFIRM
 
     def _confirm(self, task):
         try:

@@ -118,20 +118,25 @@ class _Run(object):
     # --- the moves ----------------------------------------------------
 
     def resume(self, engine, progress):
-        """Finish the moves from the host an earlier drain left."""
+        """Finish the moves from the host an earlier drain left; those
+        that ended (a move back on the host is planned again).
+        """
         pending = moves.pending_tasks(self.api, self.host)
         if not pending:
-            return
+            return []
         self.say('%d move(s) from %s already under way%s:' % (
             len(pending), self.host,
             ' (a drain would wait for or confirm them)'
             if self.args.dry_run else ''))
         self.say(*['  %s -> %s: %s' % (t.server, t.destination, t.why)
                    for t in pending])
-        if not self.args.dry_run:
-            progress.expect(len(pending))
-            engine.run(pending, self.args.parallel)
         self.answer['resumed'] = [t.to_dict() for t in pending]
+        if self.args.dry_run:
+            return []
+        progress.expect(len(pending))
+        engine.run(pending, self.args.parallel)
+        self.answer['resumed'] = [t.to_dict() for t in pending]
+        return [t for t in pending if t.outcome != moves.RETURNED]
 
     def dry_run(self, tasks):
         """How each server would move; the exit code."""
@@ -170,35 +175,35 @@ class _Run(object):
         self.say('Drain of %s ended in %s: %s.' % (
             self.host, drain_progress.duration(elapsed), _counts(tasks)))
         self.say(*_staying_lines(self.host, staying, remaining))
-        self.say('Result: %s is empty.' % self.host if not remaining else
-                 'Result: %d server(s) remain on %s.' % (len(remaining),
-                                                         self.host))
+        self.say(_result_line(self.host, staying, remaining))
         return 1 if remaining or staying else 0
 
     def execute(self, engine, progress):
         """Steps 2 to 4 of the module doc; the exit code."""
         started = time.monotonic()
-        self.resume(engine, progress)
+        resumed = self.resume(engine, progress)
         plan, missing = _plan(self.conf, self.host)
         tasks = _tasks(plan, missing)
         self.answer['plan'] = capacity.plan_dict(plan, missing)
-        if not tasks:
+        if not tasks and not resumed:
             self.say('Host %s has no servers: nothing to drain.'
                      % self.host)
             self.answer['empty'] = True
             return 0
-        self.say(*capacity.what_if_lines(plan, missing))
+        if tasks:
+            self.say(*capacity.what_if_lines(plan, missing))
         if self.args.dry_run:
             code = self.dry_run(tasks)
             self.answer['servers'] = [t.to_dict() for t in tasks]
             return code
-        self.say('Moving %d server(s) off %s, %d at a time.' % (
-            len(plan.moves), self.host, self.args.parallel))
-        progress.expect(len(tasks))
-        engine.run(tasks, self.args.parallel)
+        if tasks:
+            self.say('Moving %d server(s) off %s, %d at a time.' % (
+                len(plan.moves), self.host, self.args.parallel))
+            progress.expect(len(tasks))
+            engine.run(tasks, self.args.parallel)
         progress.finish()
         self.answer['servers'] = [t.to_dict() for t in tasks]
-        return self.summary(tasks, time.monotonic() - started)
+        return self.summary(resumed + tasks, time.monotonic() - started)
 
 
 def _counts(tasks):
@@ -228,6 +233,17 @@ def _staying_lines(host, staying, remaining):
         lines += ['  %s (%s): %s' % (s['name'], s['id'], s['status'])
                   for s in others]
     return lines
+
+
+def _result_line(host, staying, remaining):
+    if remaining:
+        return 'Result: %d server(s) remain on %s.' % (len(remaining), host)
+    if staying:
+        # NOTE: e.g. a user's resize from the host, or a move that timed
+        # out: the server is elsewhere, the host still holds resources.
+        return ('Result: no server is on %s, but %d move(s) from it did '
+                'not end (see above).' % (host, len(staying)))
+    return 'Result: %s is empty.' % host
 
 
 def _checked(args):

@@ -107,10 +107,28 @@ def test_a_rerun_after_an_interruption_finishes_the_job(cloud, capsys):
     assert out[1:4] == ['2 move(s) from h0 already under way:',
                         '  s -> h2: migration finished',
                         '  a -> h1: live-migration running']
-    assert 'Host h0 has no servers: nothing to drain.' in out
+    assert out[-2].endswith(': 2 moved, 0 left, 0 failed.')
+    assert out[-1] == 'Result: h0 is empty.'
     assert [c for c in cloud.moves() if c[0] != 'disable'] == [
         ('confirm_resize', 's')]
     assert cloud.servers['s']['status'] == 'SHUTOFF'
+
+
+def test_a_users_resize_from_the_host_is_not_confirmed(cloud, capsys):
+    del cloud.servers['g']
+    del cloud.servers['a']
+    cloud.servers['s'].update({'status': 'VERIFY_RESIZE',
+                               'OS-EXT-SRV-ATTR:host': 'h2'})
+    cloud.migration('s', 'h0', 'h2', 'finished', kind='resize')
+    assert _drain() == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-3:] == [
+        'Left where they are (1):',
+        "  db (s) on h2: left: a resize awaiting its owner's confirmation "
+        "or revert (the host keeps its allocation until then)",
+        'Result: no server is on h0, but 1 move(s) from it did not end '
+        '(see above).']
+    assert [c for c in cloud.moves() if c[0] != 'disable'] == []
 
 
 def test_dry_run_changes_nothing(cloud, capsys):
