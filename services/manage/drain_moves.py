@@ -33,9 +33,10 @@ the tasks stop waiting and keep no outcome.
 
 Resuming needs no state of its own (:func:`pending_tasks`): the moves
 from the host that are still under way (os-migrations by status) are
-waited for, those left in VERIFY_RESIZE (``finished``) confirmed; the
-caller then plans what is still on the host, and the deterministic plan
-gives the same destinations as before.
+waited for, the cold migrations left in VERIFY_RESIZE (``finished``)
+confirmed (a user's resize is reported, not confirmed); the caller then
+plans what is still on the host, and the deterministic plan gives the
+same destinations as before.
 """
 
 from concurrent import futures
