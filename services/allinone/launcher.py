@@ -191,7 +191,9 @@ class AllInOne(object):
                                      threads=self.conf.api.threads,
                                      limits=wsgi_server.limits_from(
                                          self.conf.api, 'api'))
-        LOG.info('API serving on %s', self.api_server.start())
+        url = self.api_server.start()
+        state_mod.use_compute_api(self.conf, url + '/v2.1')
+        LOG.info('API serving on %s', url)
 
     def wait_for_hosts(self, timeout=READY_TIMEOUT):
         """Map every simulated host into cell1 and see it in placement.

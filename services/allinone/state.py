@@ -42,6 +42,10 @@ DERIVED_OPTIONS = [
     ('placement', 'token'),
     ('placement', 'endpoint'),
     ('placement', 'endpoint_override'),
+    # NOTE: berth-manage host drain moves servers through the API.
+    ('compute_api', 'auth_type'),
+    ('compute_api', 'token'),
+    ('compute_api', 'endpoint_override'),
     ('compute', 'compute_driver'),
     ('fake_driver', 'host_count'),
     ('fake_driver', 'host_name_pattern'),
@@ -130,20 +134,31 @@ def apply_defaults(conf, state, hosts):
     conf.set_override('host_count', hosts, group='fake_driver')
 
 
-def use_placement(conf, url):
-    """Point every placement client of the process at ``url``.
-
-    noauth2 takes the token ``admin``; keystoneauth's ``admin_token``
-    plugin sends it. A config file with keystone options keeps its own.
+def _use_admin_token(conf, group, url):
+    """Default ``group``'s keystoneauth client to ``url`` with noauth2's
+    token ``admin`` (keystoneauth's ``admin_token`` plugin sends it). A
+    config file with keystone options keeps its own.
     """
     # NOTE: keystoneauth registers a plugin's options only when it loads
     # the plugin; the admin_token ones must exist to get defaults. A file
     # naming another plugin loads that one's options as usual.
     conf.register_opts(ks_loading.get_auth_plugin_conf_options(
-        'admin_token'), group='placement')
+        'admin_token'), group=group)
     for name, value in (('auth_type', 'admin_token'), ('token', 'admin'),
                         ('endpoint', url), ('endpoint_override', url)):
-        conf.set_default(name, value, group='placement')
+        conf.set_default(name, value, group=group)
+
+
+def use_placement(conf, url):
+    """Point every placement client of the process at ``url``."""
+    _use_admin_token(conf, 'placement', url)
+
+
+def use_compute_api(conf, url):
+    """Point berth-manage's compute API client (``[compute_api]``, in the
+    derived config) at the API's ``url`` (its ``/v2.1``).
+    """
+    _use_admin_token(conf, 'compute_api', url)
 
 
 def cell0_url(conf, state):

@@ -39,8 +39,11 @@ def _pipeline(conf):
     return explain_mod._offline(conf)
 
 
-def _run(conf, work):
-    """``work(scheduler, ctxt)``; Unreachable for a cloud that fails."""
+def run_offline(conf, work):
+    """``work(scheduler, ctxt)`` on the pipeline built in this process
+    (``host drain`` plans with it too); Unreachable for a cloud that
+    fails.
+    """
     from services.scheduler import offline
     try:
         scheduler = _pipeline(conf)
@@ -100,8 +103,9 @@ def headroom(conf):
     try:
         explain_mod.reachable(conf, PLACEMENT_TIMEOUT)
         spec = explain_mod.build_spec(conf, request)
-        result = _run(conf, lambda scheduler, ctxt: headroom_mod.headroom(
-            scheduler, ctxt, spec, aggregate=args.aggregate))
+        result = run_offline(
+            conf, lambda scheduler, ctxt: headroom_mod.headroom(
+                scheduler, ctxt, spec, aggregate=args.aggregate))
     except explain_mod.InvalidInput as exc:
         print(str(exc))
         return 127
@@ -137,9 +141,31 @@ def what_if_lines(plan, missing):
     return lines
 
 
+def plan_dict(plan, missing):
+    """The plan as ``--json`` prints it, servers without a spec in
+    ``unplaced``.
+    """
+    answer = plan.to_dict()
+    answer['unplaced'] += [{'server': u, 'name': n, 'source': h,
+                            'destination': None, 'node': None,
+                            'why': w} for u, n, h, w in missing]
+    answer['complete'] = not answer['unplaced']
+    return answer
+
+
+def plan_loss(scheduler, ctxt, lost):
+    """(the what-if Plan of losing the ``lost`` hosts, [(uuid, name,
+    host, why)] of their servers without a usable spec); ``host drain``
+    follows it.
+    """
+    from services.scheduler.capacity import what_if as what_if_mod
+    servers, missing = capacity_servers.servers_on(
+        ctxt, scheduler.host_manager.source, lost, what_if_mod.Server)
+    return what_if_mod.plan(scheduler, ctxt, servers, lost), missing
+
+
 def what_if(conf):
     """``capacity what-if``; see the module docstring."""
-    from services.scheduler.capacity import what_if as what_if_mod
     args = conf.category
     if sum(bool(v) for v in (args.lose, args.lose_aggregate,
                              args.lose_az)) != 1:
@@ -153,13 +179,11 @@ def what_if(conf):
         return explain_mod.UNREACHABLE
 
     def work(scheduler, ctxt):
-        source = scheduler.host_manager.source
-        lost = capacity_servers.lost_hosts(ctxt, source, args)
-        servers, missing = capacity_servers.servers_on(
-            ctxt, source, lost, what_if_mod.Server)
-        return what_if_mod.plan(scheduler, ctxt, servers, lost), missing
+        lost = capacity_servers.lost_hosts(
+            ctxt, scheduler.host_manager.source, args)
+        return plan_loss(scheduler, ctxt, lost)
     try:
-        plan, missing = _run(conf, work)
+        plan, missing = run_offline(conf, work)
     except ValueError as exc:
         print(str(exc))
         return 127
@@ -167,12 +191,8 @@ def what_if(conf):
         print(str(exc))
         return explain_mod.UNREACHABLE
     if args.json:
-        answer = plan.to_dict()
-        answer['unplaced'] += [{'server': u, 'name': n, 'source': h,
-                                'destination': None, 'node': None,
-                                'why': w} for u, n, h, w in missing]
-        answer['complete'] = not answer['unplaced']
-        print(json.dumps(answer, indent=2, sort_keys=True))
+        print(json.dumps(plan_dict(plan, missing), indent=2,
+                         sort_keys=True))
     else:
         print('\n'.join(what_if_lines(plan, missing)))
     return 0 if plan.complete and not missing else 1

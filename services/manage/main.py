@@ -36,6 +36,7 @@ FAMILIES = {
     'capacity': 'services.manage.capacity',
     'cell_v2': 'services.manage.cell_v2',
     'db': 'services.manage.db',
+    'host': 'services.manage.host_drain',
     'placement': 'services.manage.placement',
     'scheduler': 'services.manage.scheduler',
 }

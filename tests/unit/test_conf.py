@@ -34,7 +34,7 @@ LISTED_BY_LIBRARY = {'oslo_policy': 'oslo.policy',
 AUTH_PLUGIN_OPTIONS = {
     opt.dest for plugin in ('admin_token', 'password', 'token')
     for opt in ks_loading.get_auth_plugin_conf_options(plugin)}
-KEYSTONEAUTH_GROUPS = ('placement', 'glance')
+KEYSTONEAUTH_GROUPS = ('placement', 'glance', 'compute_api')
 
 
 def _group_module_names():
