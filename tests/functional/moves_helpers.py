@@ -66,6 +66,9 @@ def wait(cloud, server_id, status, task=None, timeout=TIMEOUT):
         if shown is not None and shown['status'] == status and (
                 shown['OS-EXT-STS:task_state'] == task):
             return shown
+        if shown is not None and shown['status'] == 'ERROR':
+            raise AssertionError('%s went to ERROR instead of %s: %s' % (
+                server_id, status, shown.get('fault')))
         time.sleep(POLL)
     raise AssertionError('%s never reached %s/%s: %s' % (
         server_id, status, task, shown and (
