@@ -69,13 +69,17 @@ evacuation) that made no progress is ended: its migration, in progress
 but unchanged that long, goes to ``error``; a server still on its source
 gets its source allocation back (what it held on the destination is
 dropped), one already on its destination keeps that one; either way its
-task state is cleared and a fault says why.
+task state is cleared and a fault says why. A server still in the task
+the API gave its resize, migration or unshelve (``resize_prep``,
+``unshelving``) that long, with no migration in progress (its conductor
+stopped before the move was under way), gets its task cleared and a
+fault too.
 
 Berth-specific (Nova leaves such a server in its task state until an
 admin resets it). Every conductor checks every ``move_timeout`` seconds,
 at most every 60 seconds. A resize waiting for its confirmation
-(``VERIFY_RESIZE``) is not stuck, nor is a live migration whose progress
-keeps being reported.
+(``VERIFY_RESIZE``) is not stuck (unless its server was deleted), nor is
+a live migration whose progress keeps being reported.
 
 Possible values:
 

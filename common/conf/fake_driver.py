@@ -179,6 +179,17 @@ Possible values:
 * 0 (the default): the copy is done at once (benchmarks);
 * e.g. 5: long enough to abort or force-complete it.
 """),
+    cfg.DictOpt('live_migration_time_by_host', default={}, help="""
+Seconds the simulated copy of a live migration to a given destination
+takes, instead of ``live_migration_time``.
+
+Possible values:
+
+* ``<host>:<seconds>`` pairs, e.g. ``compute3:10,compute4:0``: copies
+  to compute3 take 10 seconds (long enough to abort or force-complete
+  them from a slow client), those to compute4 are instant, the others
+  take ``live_migration_time``.
+"""),
     cfg.ListOpt('fail_live_migrations', default=[], help="""
 Live migrations that always fail on the simulated hypervisor.
 

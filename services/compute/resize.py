@@ -44,6 +44,7 @@ from oslo_utils import timeutils
 
 from common.objects import instance as inst
 from common.objects import migration as migration_obj
+from common.placement import move_allocations
 from services.compute import build
 from services.compute import notifier as notifier_mod
 from services.compute import utils
@@ -140,13 +141,14 @@ class _Step(object):
             self.ctxt, self.uuid, self.migration_uuid, {'status': status},
             expected_status=expected)
 
-    def _refresh(self, nodename):
-        self.agent.save_record(self.ctxt, self.host, nodename)
-        self.agent.notify_schedulers(self.ctxt, self.host, nodename)
+    def _refresh(self, nodename, host=None):
+        host = host or self.host
+        self.agent.save_record(self.ctxt, host, nodename)
+        self.agent.notify_schedulers(self.ctxt, host, nodename)
 
     def run(self):
         """Run the step under the instance's lock; a server deleted
-        meanwhile ends it quietly.
+        meanwhile ends the whole move (see :meth:`_abandon`).
         """
         with self.agent.instance_locks(self.uuid):
             try:
@@ -157,6 +159,8 @@ class _Step(object):
                     LOG.info('Instance %s changed during %s on %s; '
                              'stopping: %s', self.uuid, self.event,
                              self.host, exc)
+                    if self._deleted():
+                        self._abandon()
                     return
                 if utils.exception_named(exc, 'MigrationNotFound',
                                          'UnexpectedMigrationStatusError'):
@@ -167,6 +171,65 @@ class _Step(object):
                 LOG.exception('Unexpected error in %s of %s on %s',
                               self.event, self.uuid, self.host)
                 self._failed(exc, traceback.format_exc())
+
+    def _deleted(self):
+        """True when the server is gone or being deleted (rather than
+        changed by someone else, e.g. the stuck-move bound).
+        """
+        try:
+            current = self.conductor.instance_get(self.ctxt, self.uuid)
+        except Exception as exc:
+            if utils.not_found(exc):
+                return True
+            LOG.warning('Could not read instance %s: %s', self.uuid, exc)
+            return False
+        return current.get('task_state') == inst.DELETING
+
+    def _abandon(self):
+        """The server is deleted mid-move: nothing of the move may stay.
+
+        NOTE: the delete (services/compute/delete.py) only knows the host
+        the row names and the instance's own allocation: the guest made
+        here, the move claims, the source allocation the migration
+        consumer holds and a destination claimed after the delete are
+        this step's to drop; the migration ends ``error``. A later step
+        of the move finds the server gone and does the same (all of it
+        is safe to repeat).
+        """
+        LOG.info('Instance %s was deleted during its move (migration %s); '
+                 'dropping what the move held', self.uuid,
+                 self.migration_uuid)
+        try:
+            self.agent.driver.destroy(self.host, self.uuid)
+        except Exception:
+            LOG.exception('Could not remove the guest of %s from %s',
+                          self.uuid, self.host)
+        move_allocations.drop_migration(self.agent.report.client, self.ctxt,
+                                        self.migration_uuid)
+        self.agent.delete_allocation(self.ctxt, self.uuid)
+        self._end_migration()
+        hosts = {self.host}
+        if self.migration:
+            hosts.update((self.migration.get('source_compute'),
+                          self.migration.get('dest_compute')))
+        for host in hosts & set(self.agent.trackers):
+            for nodename in self.agent.tracker(host).release(
+                    self.migration_uuid):
+                self._refresh(nodename, host)
+
+    def _end_migration(self):
+        """The migration to ``error`` unless it has ended meanwhile."""
+        try:
+            migration = self.conductor.migration_get(
+                self.ctxt, self.uuid, self.migration_uuid)
+            if migration.get('status') not in migration_obj.ENDED:
+                self.conductor.migration_update(
+                    self.ctxt, self.uuid, self.migration_uuid,
+                    {'status': migration_obj.ERROR},
+                    expected_status=migration.get('status'))
+        except Exception as exc:
+            LOG.warning('Could not end migration %s of deleted instance '
+                        '%s: %s', self.migration_uuid, self.uuid, exc)
 
     def _failed(self, exc, tb):
         """A step failed: fault, event Error, the move rolled back."""

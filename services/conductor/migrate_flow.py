@@ -77,7 +77,9 @@ class _Move(object):
 
     @classmethod
     def load(cls, conductor, ctxt, instance_uuid, migration_uuid=None):
-        """The move of ``instance_uuid``; None when it was deleted."""
+        """The move of ``instance_uuid``; None when it was deleted (what
+        its migration held is then dropped: see :func:`_drop_deleted`).
+        """
         try:
             cell_uuid, database = conductor.cells.instance_cell(
                 ctxt, instance_uuid)
@@ -87,9 +89,16 @@ class _Move(object):
             if migration_uuid is not None:
                 migration = migration_records.get_migration(
                     ctxt, database, migration_uuid)
-        except (exception.InstanceNotFound, exception.MigrationNotFound):
-            LOG.info('Instance %s (or its migration %s) is gone; nothing '
-                     'to do', instance_uuid, migration_uuid)
+        except exception.InstanceNotFound:
+            LOG.info('Instance %s is gone; ending its move %s',
+                     instance_uuid, migration_uuid)
+            if migration_uuid is not None:
+                _drop_deleted(conductor, ctxt, database, instance_uuid,
+                              migration_uuid)
+            return None
+        except exception.MigrationNotFound:
+            LOG.info('Migration %s of instance %s is gone; nothing to do',
+                     migration_uuid, instance_uuid)
             return None
         instance.cell_uuid = cell_uuid
         return cls(conductor, ctxt, instance, cell_uuid, database, migration)
@@ -150,7 +159,42 @@ class _Move(object):
                 exception.UnexpectedTaskStateError) as gone:
             LOG.info('Instance %s changed during its move: %s', self.uuid,
                      gone)
+            if self.deleted():
+                # NOTE: what was just given back must go with it.
+                allocations.delete_allocations(self.conductor.placement,
+                                               self.ctxt, self.uuid)
         self.event('finish', 'Error', tb)
+
+    def deleted(self):
+        """True when the server is gone or being deleted."""
+        try:
+            current = instance_records.get_instance(self.ctxt,
+                                                    self.database, self.uuid)
+        except exception.InstanceNotFound:
+            return True
+        return current.task_state == instance_obj.DELETING
+
+
+def _drop_deleted(conductor, ctxt, database, instance_uuid, migration_uuid):
+    """The server was deleted mid-move: its migration's allocation (the
+    source), its own (a destination claimed after the delete) and the
+    migration in progress end.
+    """
+    move_allocations.drop_migration(conductor.placement, ctxt,
+                                    migration_uuid)
+    allocations.delete_allocations(conductor.placement, ctxt, instance_uuid)
+    try:
+        migration = migration_records.get_migration(ctxt, database,
+                                                    migration_uuid)
+        if migration.status not in migration_obj.ENDED:
+            migration_records.update_migration(
+                ctxt, database, migration_uuid,
+                {'status': migration_obj.ERROR},
+                expected_status=migration.status)
+    except (exception.MigrationNotFound,
+            exception.UnexpectedMigrationStatusError) as exc:
+        LOG.info('Migration %s of deleted instance %s: %s', migration_uuid,
+                 instance_uuid, exc)
 
 
 def _new_migration(ctxt, database, instance, flavor):

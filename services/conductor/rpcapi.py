@@ -174,7 +174,9 @@ class ConductorAPI(object):
                        numa_topology=False, pci_requests=None):
         """Schedule a resize (``flavor``) or cold migration (a call, as
         Nova's: the API learns a NoValidHost; at most ``[conductor]
-        schedule_timeout``, default ``long_rpc_timeout``).
+        schedule_timeout``, default ``long_rpc_timeout``, but a conductor
+        that died, or none that took the call, is noticed within
+        ``rpc_response_timeout`` through ``call_monitor_timeout``).
 
         :param flavor: the new Flavor primitive of a resize, None for a
             cold migration.
@@ -185,9 +187,10 @@ class ConductorAPI(object):
         :raises common.exception.NoValidHost: no host fits; the server is
             back as it was, with a fault.
         """
-        conf = common.conf.CONF
-        timeout = conf.conductor.schedule_timeout or conf.long_rpc_timeout
-        cctxt = self.client.prepare(version='1.0', timeout=timeout)
+        options = rpc.long_call_options()
+        options['timeout'] = (common.conf.CONF.conductor.schedule_timeout or
+                              options['timeout'])
+        cctxt = self.client.prepare(version='1.0', **options)
         return cctxt.call(ctxt, 'migrate_server', instance_uuid=instance_uuid,
                           flavor=flavor, host=host,
                           numa_topology=numa_topology,

@@ -22,10 +22,18 @@ in progress but unchanged for longer than that bound::
     then: migration error (guarded by the status seen), the server's task
           state cleared (guarded by the task state seen) with a fault
 
-A resize waiting for its confirmation (``finished``) is not stuck, and a
-live migration reporting progress keeps its row fresh. The compute agents
-drop their move claims once the migration is no longer in progress (see
-services/compute/resource_tracker.py).
+A resize waiting for its confirmation (``finished``) is not stuck unless
+its server was deleted, and a live migration reporting progress keeps its
+row fresh. The compute agents drop their move claims once the migration
+is no longer in progress (see services/compute/resource_tracker.py).
+
+The same run ends the moves whose conductor stopped before it wrote
+anything of them (the API's call or cast was lost with it): a server
+still in the task the API gave it (``resize_prep``, ``unshelving``),
+unchanged for longer than the bound, with no migration in progress, gets
+its task cleared and a fault; an offloaded server being unshelved also
+loses what the scheduler may have claimed for it, as a failed unshelve
+does.
 """
 
 import datetime
@@ -38,7 +46,9 @@ from common.db import cell_tables
 from common.db import instance_records
 from common.db import migration_records
 from common import exception
+from common.objects import instance as instance_obj
 from common.objects import migration as migration_obj
+from services.conductor import allocations
 from services.conductor import move_allocations
 
 LOG = logging.getLogger(__name__)
@@ -48,8 +58,15 @@ BATCH = 200
 MAX_SPACING = 60
 #: statuses a move rests in legitimately (a resize awaiting confirmation).
 WAITING = frozenset((migration_obj.FINISHED,))
+#: the task states the API sets before the conductor writes the move.
+UNSTARTED_TASKS = {instance_obj.RESIZE_PREP: 'resize or migration',
+                   instance_obj.UNSHELVING: 'unshelve'}
+#: NOTE: the API's record of the vm_state a resize started from
+#: (services/api/actions/resize.py), dropped with the move.
+OLD_VM_STATE = 'old_vm_state'
 
 _MI = cell_tables.migrations
+_IN = cell_tables.instances
 
 
 def spacing(timeout):
@@ -59,15 +76,23 @@ def spacing(timeout):
     return min(timeout, MAX_SPACING)
 
 
+def _cutoff(timeout):
+    return timeutils.utcnow() - datetime.timedelta(seconds=timeout)
+
+
 def stuck_migrations(ctxt, database, timeout, limit=BATCH):
-    """Migrations in progress, unchanged for ``timeout`` s, oldest first.
+    """Migrations in progress, unchanged for ``timeout`` s, oldest first
+    (a finished one waiting for a confirmation its deleted server will
+    never get too).
     """
-    cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
     changed = sa.func.coalesce(_MI.c.updated_at, _MI.c.created_at)
+    server_gone = ~sa.exists().where(_IN.c.uuid == _MI.c.instance_uuid,
+                                     _IN.c.deleted == 0)
     query = sa.select(_MI).where(
         _MI.c.deleted == 0,
-        _MI.c.status.not_in(sorted(migration_obj.ENDED | WAITING)),
-        changed < cutoff).order_by(_MI.c.id).limit(limit)
+        _MI.c.status.not_in(sorted(migration_obj.ENDED)),
+        sa.or_(_MI.c.status.not_in(sorted(WAITING)), server_gone),
+        changed < _cutoff(timeout)).order_by(_MI.c.id).limit(limit)
 
     def fetch(ctx):
         return [migration_records.migration_from_row(row)
@@ -80,6 +105,9 @@ def _release(conductor, ctxt, migration, instance):
     placement = conductor.placement
     if instance is None:
         move_allocations.drop_migration(placement, ctxt, migration.uuid)
+        # NOTE: a destination claimed after the delete.
+        allocations.delete_allocations(placement, ctxt,
+                                       migration.instance_uuid)
         return 'gone'
     if instance.host == migration.source_compute and (
             instance.node == migration.source_node or
@@ -135,18 +163,86 @@ def _end(conductor, ctxt, database, migration, timeout):
     return True
 
 
+def unstarted_moves(ctxt, database, timeout, limit=BATCH):
+    """uuids of the servers still in a move's first task state, unchanged
+    for ``timeout`` s, with no migration in progress.
+    """
+    changed = sa.func.coalesce(_IN.c.updated_at, _IN.c.created_at)
+    moving = sa.exists().where(
+        _MI.c.instance_uuid == _IN.c.uuid, _MI.c.deleted == 0,
+        _MI.c.status.not_in(sorted(migration_obj.ENDED)))
+    query = sa.select(_IN.c.uuid).where(
+        _IN.c.deleted == 0, _IN.c.task_state.in_(sorted(UNSTARTED_TASKS)),
+        changed < _cutoff(timeout), ~moving).order_by(_IN.c.id).limit(limit)
+
+    def fetch(ctx):
+        return [row.uuid for row in ctx.session.execute(query)]
+    return database.reader(fetch)(ctxt)
+
+
+def _end_unstarted(conductor, ctxt, database, uuid, timeout):
+    """Clear the task of a move nobody carries on; False when it moved on
+    meanwhile.
+    """
+    try:
+        instance = instance_records.get_instance(ctxt, database, uuid)
+    except exception.InstanceNotFound:
+        return False
+    task = instance.task_state
+    if task not in UNSTARTED_TASKS:
+        return False
+    values = {'task_state': None}
+    if task == instance_obj.RESIZE_PREP:
+        values['system_metadata'] = {
+            k: v for k, v in (instance.system_metadata or {}).items()
+            if k != OLD_VM_STATE}
+    offloaded = instance.vm_state == instance_obj.SHELVED_OFFLOADED
+    if offloaded:
+        values.update(host=None, node=None)
+    try:
+        instance_records.update_instance(ctxt, database, uuid, values,
+                                         expected_task_state=[task],
+                                         brief=True)
+    except (exception.InstanceNotFound, exception.UnexpectedTaskStateError):
+        return False
+    if offloaded:
+        # NOTE: the scheduler may have claimed a host before the
+        # conductor stopped; an offloaded server holds nothing.
+        allocations.delete_allocations(conductor.placement, ctxt, uuid)
+    message = ('The %s of instance %s did not start within %d seconds '
+               '([conductor] move_timeout): its conductor stopped before '
+               'it was under way' % (UNSTARTED_TASKS[task], uuid, timeout))
+    instance_records.add_fault(ctxt, database, uuid, FAULT_CODE, message)
+    LOG.warning('%s', message)
+    return True
+
+
+def _run_cell(conductor, ctxt, database, timeout):
+    ended = []
+    for migration in stuck_migrations(ctxt, database, timeout):
+        try:
+            if _end(conductor, ctxt, database, migration, timeout):
+                ended.append(migration.uuid)
+        except Exception:
+            LOG.exception('Could not end stuck migration %s',
+                          migration.uuid)
+    for uuid in unstarted_moves(ctxt, database, timeout):
+        try:
+            if _end_unstarted(conductor, ctxt, database, uuid, timeout):
+                ended.append(uuid)
+        except Exception:
+            LOG.exception('Could not end the unstarted move of %s', uuid)
+    return ended
+
+
 def run(conductor, ctxt, timeout):
-    """One run of the periodic task; the uuids of the migrations ended."""
+    """One run of the periodic task; the uuids of the migrations ended
+    (and of the servers whose move never started).
+    """
     ended = []
     for cell in conductor.cells.cells(ctxt):
         if cell.is_cell0:
             continue
-        database = conductor.cells.database(cell)
-        for migration in stuck_migrations(ctxt, database, timeout):
-            try:
-                if _end(conductor, ctxt, database, migration, timeout):
-                    ended.append(migration.uuid)
-            except Exception:
-                LOG.exception('Could not end stuck migration %s',
-                              migration.uuid)
+        ended.extend(_run_cell(conductor, ctxt,
+                               conductor.cells.database(cell), timeout))
     return ended

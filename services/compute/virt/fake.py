@@ -14,9 +14,10 @@ down (``action_latency``) or fail at random (``action_failure_rate``);
 power operations and the steps of a resize or cold migration also always
 (``fail_actions``). Each guest keeps its power state; a snapshot's "data"
 is the guest's record. A live migration's copy takes
-``live_migration_time`` in ten steps, reporting progress and heeding
-abort and force-complete between them; its pre-checks or its copy fail
-towards chosen hosts (``fail_live_migrations``).
+``live_migration_time`` (or its destination's
+``live_migration_time_by_host``) in ten steps, reporting progress and
+heeding abort and force-complete between them; its pre-checks or its copy
+fail towards chosen hosts (``fail_live_migrations``).
 """
 
 import hashlib
@@ -383,14 +384,19 @@ class FakeDriver(driver.ComputeDriver):
                        % host)
         return True if block_migration is None else bool(block_migration)
 
+    def _copy_time(self, dest_host):
+        """Seconds a copy to ``dest_host`` takes ([fake_driver])."""
+        opts = self.conf.fake_driver
+        return float(opts.live_migration_time_by_host.get(
+            dest_host, opts.live_migration_time))
+
     def live_migration(self, guest, dest_host, block_migration, sizes,
                        control, progress):
         """See :meth:`ComputeDriver.live_migration`: ten steps over
-        ``live_migration_time`` seconds (none with 0).
+        the copy time to ``dest_host`` (none with 0).
         """
         memory, disk = sizes[0], sizes[1] if block_migration else 0
-        step_time = (self.conf.fake_driver.live_migration_time /
-                     LIVE_MIGRATION_STEPS)
+        step_time = self._copy_time(dest_host) / LIVE_MIGRATION_STEPS
         steps = LIVE_MIGRATION_STEPS if step_time else 1
         for step in range(1, steps + 1):
             control.wait(step_time)

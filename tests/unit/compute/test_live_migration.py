@@ -4,6 +4,7 @@
 """Both ends of a live migration on one agent simulating two hosts."""
 
 import json
+import time
 
 import pytest
 
@@ -344,3 +345,20 @@ def test_a_server_deleted_during_the_copy_leaves_nothing_held(
     assert _allocations(placement, inst['uuid']) == {}
     assert not agent.tracker('cn1').holds_claim(migration['uuid'])
     assert agent.driver.list_guests('cn1') == {}
+
+
+def test_a_destination_may_have_its_own_copy_time(conf):
+    from services.compute.virt import fake
+    conf.config(group='fake_driver', live_migration_time=30.0,
+                live_migration_time_by_host={'quick': '0', 'slow': '0.5'})
+    driver = fake.FakeDriver(conf.conf)
+
+    class G(object):
+        uuid, host = 'g', 'cn'
+    took = {}
+    for dest in ('quick', 'slow'):
+        started = time.monotonic()
+        driver.live_migration(G(), dest, False, (100, 0),
+                              virt_migration.Control(), lambda p: None)
+        took[dest] = time.monotonic() - started
+    assert took['quick'] < 0.2 and 0.4 < took['slow'] < 5, took

@@ -5,6 +5,7 @@
 and the failures that reschedule or roll back.
 """
 
+import json
 import uuid as uuid_lib
 
 from oslo_utils import timeutils
@@ -227,3 +228,94 @@ def test_a_finish_that_fails_rolls_the_move_back(move):
     events = [(e, r) for u, e, p, r in agent.conductor.events
               if p == 'finish']
     assert ('compute_finish_resize', 'Error') in events
+
+
+# --- a server deleted mid-move ----------------------------------------------
+
+V = 'placement 1.39'
+
+
+def _hold(agent, placement, consumer, host, consumer_type, vcpus):
+    """``consumer`` holds ``vcpus`` on ``host`` in placement."""
+    resp = placement.request(
+        '/allocations/%s' % consumer, 'PUT',
+        headers={'OpenStack-API-Version': V},
+        json={'allocations': {agent.conductor.nodes[(host, host)]['uuid']: {
+            'resources': {'VCPU': vcpus}}}, 'consumer_generation': None,
+            'project_id': 'p1', 'user_id': 'u1',
+            'consumer_type': consumer_type})
+    assert resp.status_code == 204, resp.text
+
+
+def _held(placement, consumer):
+    resp = placement.request('/allocations/%s' % consumer, 'GET',
+                             headers={'OpenStack-API-Version': V})
+    return json.loads(resp.content)['allocations']
+
+
+def _placed(agent, placement, instance, migration):
+    """The conductor's placement writes before prep_resize: the source
+    held by the migration, the destination claimed for the instance.
+    """
+    _hold(agent, placement, migration, SRC, 'MIGRATION', 1)
+    _hold(agent, placement, instance['uuid'], DST, 'INSTANCE', 2)
+
+
+def test_a_server_deleted_while_it_is_sent_drops_its_whole_move(
+        move, placement):
+    agent, manager, instance, migration, casts = move()
+    _placed(agent, placement, instance, migration)
+    _prep(agent, manager, instance, migration)
+    # NOTE: the API marks the delete while the source sends the guest.
+    agent.conductor.instances[instance['uuid']]['task_state'] = \
+        inst.DELETING
+    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    assert casts.sent == [('resize_instance', SRC)]
+    assert agent.conductor.migrations[migration]['status'] == 'error'
+    assert _held(placement, migration) == {}
+    assert _held(placement, instance['uuid']) == {}
+    assert instance['uuid'] not in agent.driver.list_guests(SRC)
+    # NOTE: the destination's move claim too (the row still counts on
+    # its source until the delete ends).
+    assert (_used(agent, SRC), _used(agent, DST)) == (1, 0)
+
+
+def test_a_step_after_the_delete_drops_the_move(move, placement):
+    agent, manager, instance, migration, casts = move()
+    _placed(agent, placement, instance, migration)
+    _prep(agent, manager, instance, migration)
+    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    # NOTE: the delete ran on the source meanwhile (its own allocation,
+    # its row); finish_resize then finds no server.
+    agent.conductor.instance_destroy(_ctxt(), instance['uuid'])
+    manager.finish_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    assert agent.conductor.migrations[migration]['status'] == 'error'
+    assert _held(placement, migration) == {}
+    assert instance['uuid'] not in agent.driver.list_guests(DST)
+    assert (_used(agent, SRC), _used(agent, DST)) == (0, 0)
+
+
+def test_a_prep_after_the_delete_drops_its_claim(move, placement):
+    agent, manager, instance, migration, casts = move()
+    _placed(agent, placement, instance, migration)
+    agent.conductor.instance_destroy(_ctxt(), instance['uuid'])
+    _prep(agent, manager, instance, migration)
+    assert casts.sent == []
+    assert getattr(agent.conductor, 'move_calls', []) == []
+    assert agent.conductor.migrations[migration]['status'] == 'error'
+    assert _held(placement, migration) == {}
+    assert _held(placement, instance['uuid']) == {}
+    assert _used(agent, DST) == 0
+
+
+def test_a_move_ended_by_someone_else_is_left_to_them(move, placement):
+    agent, manager, instance, migration, casts = move()
+    _placed(agent, placement, instance, migration)
+    _prep(agent, manager, instance, migration)
+    # NOTE: e.g. the conductor's stuck-move bound: task cleared.
+    agent.conductor.instances[instance['uuid']]['task_state'] = None
+    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    assert casts.sent == [('resize_instance', SRC)]
+    assert agent.conductor.migrations[migration]['status'] == 'migrating'
+    assert _held(placement, migration) != {}
+    assert _held(placement, instance['uuid']) != {}

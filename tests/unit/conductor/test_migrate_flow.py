@@ -209,3 +209,32 @@ def test_a_cast_that_fails_gives_the_destination_back(world):
     assert _held(world, migration.uuid) == {}
     row = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
     assert row.task_state is None
+
+
+def test_a_reschedule_after_the_delete_drops_the_whole_move(world):
+    uuid, cast = _moved(world)
+    instance_records.destroy_instance(fx.ctxt(), world.cell1, uuid)
+    assert migrate_flow.migrate_reschedule(
+        world.manager, fx.ctxt(), uuid, cast['migration_uuid'],
+        cast['request_spec'], cast['alternates'], 'h2', 'boom') is None
+    assert world.compute.moves == []
+    assert _held(world, cast['migration_uuid']) == {}
+    assert _held(world, uuid) == {}
+    assert _migration(world, uuid).status == 'error'
+
+
+def test_a_move_failing_while_its_server_is_deleted_keeps_nothing(world):
+    uuid = _active(world)
+
+    def deleted_meanwhile(*args, **kwargs):
+        instance_records.update_instance(fx.ctxt(), world.cell1, uuid,
+                                         {'task_state': 'deleting'})
+        raise RuntimeError('no compute')
+    world.compute.prep_resize = deleted_meanwhile
+    with pytest.raises(RuntimeError):
+        migrate_flow.migrate_server(world.manager, fx.ctxt(), uuid,
+                                    flavor=BIG, numa_topology=None)
+    migration = _migration(world, uuid)
+    assert migration.status == 'error'
+    assert _held(world, uuid) == {}
+    assert _held(world, migration.uuid) == {}

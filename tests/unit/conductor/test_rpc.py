@@ -319,3 +319,37 @@ def test_instances_sync_of_a_host(served):
     # NOTE: without changed_since, the whole Instance primitives.
     assert [i['uuid'] for i in api.instances_get_by_host(ctxt, 'h1')] == [
         first]
+
+
+class _Prepared(object):
+    def __init__(self, answer):
+        self.answer = answer
+
+    def call(self, ctxt, method, **kwargs):
+        return self.answer
+
+
+@pytest.mark.parametrize('schedule_timeout, timeout', [(None, 1800),
+                                                       (120, 120)])
+def test_a_move_call_notices_a_dead_conductor_within_the_rpc_timeout(
+        served, monkeypatch, schedule_timeout, timeout):
+    """The API must not wait ``long_rpc_timeout`` for a conductor that
+    died with its call (or that nobody runs): the call monitor ends the
+    wait after ``rpc_response_timeout`` (10 here) without heartbeats.
+    """
+    _world, api = served
+    CONF.set_override('long_rpc_timeout', 1800)
+    CONF.set_override('schedule_timeout', schedule_timeout,
+                      group='conductor')
+    seen = {}
+
+    def prepare(**kwargs):
+        seen.update(kwargs)
+        return _Prepared('h2')
+    monkeypatch.setattr(api.client, 'prepare', prepare)
+    try:
+        assert api.migrate_server(fx.ctxt(), 'a-server') == 'h2'
+    finally:
+        CONF.clear_override('long_rpc_timeout')
+        CONF.clear_override('schedule_timeout', group='conductor')
+    assert (seen['timeout'], seen['call_monitor_timeout']) == (timeout, 10)

@@ -115,6 +115,87 @@ def test_a_deleted_server_loses_its_migration_allocation(world):
     assert world.placement.allocations(migration.uuid) == {}
 
 
+def test_a_deleted_server_loses_a_destination_claimed_after_it(world):
+    server = _server(world, 'h1', instance_obj.RESIZE_PREP)
+    migration = _move(world, server, 'h2')
+    instance_records.destroy_instance(fx.ctxt(), world.cell1, server.uuid)
+    stuck_moves.run(world.manager, fx.ctxt(), BOUND)
+    assert world.placement.allocations(server.uuid) == {}
+    found = migration_records.get_migration(fx.ctxt(), world.cell1,
+                                            migration.uuid)
+    assert found.status == migration_obj.ERROR
+
+
+def test_a_finished_move_of_a_deleted_server_is_ended(world):
+    server = _server(world, 'h1', None)
+    migration = _move(world, server, 'h2', status=migration_obj.FINISHED)
+    kept = _move(world, _server(world, 'h1', None), 'h3',
+                 status=migration_obj.FINISHED)
+    instance_records.destroy_instance(fx.ctxt(), world.cell1, server.uuid)
+    assert stuck_moves.run(world.manager, fx.ctxt(), BOUND) == [
+        migration.uuid]
+    assert world.placement.allocations(migration.uuid) == {}
+    assert world.placement.allocations(kept.uuid)
+
+
+def _age(world, uuid, age=BOUND + 60):
+    then = timeutils.utcnow() - datetime.timedelta(seconds=age)
+
+    def age_row(ctx):
+        ctx.session.execute(cell_tables.instances.update().where(
+            cell_tables.instances.c.uuid == uuid).values(
+                created_at=then, updated_at=then))
+    world.cell1.writer(age_row)(fx.ctxt())
+
+
+def test_a_resize_its_conductor_never_started_is_ended(world):
+    server = _server(world, 'h1', instance_obj.RESIZE_PREP)
+    instance_records.update_instance(
+        fx.ctxt(), world.cell1, server.uuid,
+        {'system_metadata': {'old_vm_state': 'active', 'kept': '1'}})
+    _age(world, server.uuid)
+    fresh = _server(world, 'h1', instance_obj.RESIZE_PREP)
+    assert stuck_moves.run(world.manager, fx.ctxt(), BOUND) == [
+        server.uuid]
+    instance = instance_records.get_instance(fx.ctxt(), world.cell1,
+                                             server.uuid)
+    assert (instance.vm_state, instance.task_state, instance.host) == (
+        instance_obj.ACTIVE, None, 'h1')
+    assert instance.system_metadata == {'kept': '1'}
+    assert 'move_timeout' in instance.fault['message']
+    assert world.placement.allocations(server.uuid) == {
+        world.nodes['h1']: {'VCPU': 1}}
+    assert instance_records.get_instance(
+        fx.ctxt(), world.cell1, fresh.uuid).task_state == \
+        instance_obj.RESIZE_PREP
+
+
+def test_a_server_whose_migration_is_under_way_is_left_to_it(world):
+    server = _server(world, 'h1', instance_obj.RESIZE_PREP)
+    migration = _move(world, server, 'h2', age=10)
+    _age(world, server.uuid)
+    assert stuck_moves.run(world.manager, fx.ctxt(), BOUND) == []
+    assert world.placement.allocations(migration.uuid)
+    assert instance_records.get_instance(
+        fx.ctxt(), world.cell1, server.uuid).task_state == \
+        instance_obj.RESIZE_PREP
+
+
+def test_an_offloaded_unshelve_never_cast_loses_its_claim(world):
+    server = _server(world, 'h1', instance_obj.UNSHELVING)
+    instance_records.update_instance(
+        fx.ctxt(), world.cell1, server.uuid,
+        {'vm_state': instance_obj.SHELVED_OFFLOADED})
+    _age(world, server.uuid)
+    assert stuck_moves.run(world.manager, fx.ctxt(), BOUND) == [
+        server.uuid]
+    instance = instance_records.get_instance(fx.ctxt(), world.cell1,
+                                             server.uuid)
+    assert (instance.vm_state, instance.task_state, instance.host) == (
+        instance_obj.SHELVED_OFFLOADED, None, None)
+    assert world.placement.allocations(server.uuid) == {}
+
+
 def test_the_task_is_registered_from_the_option(world):
     names = [name for name, _task in world.manager._periodic_tasks]
     assert 'end_stuck_moves' in names
