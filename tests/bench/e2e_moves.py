@@ -17,14 +17,21 @@ API as an admin would (the fake driver, zero simulated copy time):
   ACTIVE with no task on another host;
 * a host emptied: ``--drain`` servers are booted onto one host (its
   zone's ``zone:host`` form, as an admin does), then all live-migrated
-  away at once; the figure is the time until the host has no server.
+  away at once; the figure is the time until the host has no server;
+* a host drained (processes mode): as many servers booted onto another
+  host, then ``berth-manage host drain HOST --parallel <concurrency>``
+  (disable, what-if plan over the whole cloud, live migrations to the
+  planned hosts); the figure is the command's run time.
 
 Each part ends by checking placement: every server's host provider holds
 its flavor, and no allocation of consumer type MIGRATION is left.
 The progress poll is one detailed list per ``POLL`` seconds.
 """
 
+import json
 import queue
+import subprocess
+import sys
 import threading
 import time
 
@@ -220,11 +227,20 @@ def _raise_cpu_ratio(cloud, host, ratio=8.0):
                body=inventory)
 
 
+def _drain_flavor(admin):
+    """The id of the drained servers' flavor, made on first use."""
+    for flavor in admin.call('GET', '/flavors')['flavors']:
+        if flavor['name'] == DRAIN_FLAVOR['name']:
+            return flavor['id']
+    return admin.call('POST', '/flavors', {'flavor': dict(DRAIN_FLAVOR)})[
+        'flavor']['id']
+
+
 def _boot_onto(admin, host, zone, count, image_id, timeout):
     """Boot ``count`` servers onto ``host`` (an admin's ``zone:host``)."""
-    flavor = admin.call('POST', '/flavors', {'flavor': dict(DRAIN_FLAVOR)})
-    body = {'server': {'name': 'e2e-drain', 'imageRef': image_id,
-                       'flavorRef': flavor['flavor']['id'],
+    name = 'e2e-drain-%s' % host
+    body = {'server': {'name': name, 'imageRef': image_id,
+                       'flavorRef': _drain_flavor(admin),
                        'networks': 'none',
                        'availability_zone': '%s:%s' % (zone, host),
                        'min_count': count, 'max_count': count}}
@@ -233,7 +249,7 @@ def _boot_onto(admin, host, zone, count, image_id, timeout):
     while time.time() < deadline:
         time.sleep(POLL)
         mine = [s for s in load.list_servers(admin)
-                if s['name'].startswith('e2e-drain')]
+                if s['name'].startswith(name)]
         if any(s['status'] == 'ERROR' for s in mine):
             raise load.APIError('a server booted onto %s went to ERROR'
                                 % host)
@@ -265,6 +281,50 @@ def drain(cloud, args, image_id):
         admin.close()
 
 
+def drain_tool(cloud, args, image_id, busy):
+    """Boot ``args.drain`` servers onto another host than ``busy``, then
+    empty it with ``berth-manage host drain --parallel <concurrency>``:
+    the seconds the command takes (plan and moves), whether the host
+    ended empty.
+    """
+    admin = load.Client(cloud.api_url, 'admin:%s' % load.PROJECT)
+    try:
+        server = next(s for s in load.list_servers(admin)
+                      if s['OS-EXT-SRV-ATTR:host'] not in (None, busy))
+        host = server['OS-EXT-SRV-ATTR:host']
+        zone = server['OS-EXT-AZ:availability_zone'] or 'nova'
+        _raise_cpu_ratio(cloud, host)
+        _boot_onto(admin, host, zone, args.drain, image_id, args.timeout)
+        on_host = [s for s in load.list_servers(admin)
+                   if s['OS-EXT-SRV-ATTR:host'] == host]
+    finally:
+        admin.close()
+    command = [sys.executable, '-m', 'services.manage.main',
+               '--config-file', cloud.stack.conf_file, 'host', 'drain',
+               host, '--parallel', str(args.concurrency), '--json']
+    started = time.time()
+    done = subprocess.run(command, capture_output=True, text=True,
+                          timeout=args.timeout)
+    seconds = time.time() - started
+    failures = []
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        answer = {}
+        failures.append('host drain exited %d: %s' % (
+            done.returncode, (done.stdout + done.stderr)[-500:]))
+    moved = [t for t in answer.get('servers', ())
+             if t.get('outcome') == 'moved']
+    if answer and not answer.get('empty'):
+        failures.append('host drain left %s on %s (exit %d)' % (
+            answer.get('remaining'), host, done.returncode))
+    return {'servers': len(on_host), 'moved': len(moved), 'host': host,
+            'seconds': round(seconds, 1),
+            'moves_per_s': (round(len(moved) / seconds, 1)
+                            if seconds > 0 else None),
+            'latency_ms': {}, 'failures': failures}
+
+
 def _empty(admin, args, host, booted):
     on_host = [s for s in booted if s['OS-EXT-SRV-ATTR:host'] == host]
     result = Moves(admin, on_host, args.concurrency, args.timeout, _live,
@@ -291,6 +351,13 @@ def run_phase(cloud, args, admin, servers, image_id):
     if args.drain:
         result['drain'] = drain(cloud, args, image_id)
         result['drain']['failures'] += placement_check(cloud, admin)
+        # NOTE: the command reads the cloud's config file, which only the
+        # processes mode writes for berth-manage.
+        if getattr(cloud, 'stack', None) is not None:
+            result['drain_tool'] = drain_tool(cloud, args, image_id,
+                                              result['drain']['host'])
+            result['drain_tool']['failures'] += placement_check(cloud,
+                                                                admin)
     return result
 
 
@@ -303,19 +370,22 @@ def print_phase(result, out):
     """The human report of the moves phase."""
     names = {'cold': 'cold migrations (migrate + confirm)',
              'live': 'live migrations (scheduler-chosen)',
-             'drain': 'host emptied by live migration'}
-    for key in ('cold', 'live', 'drain'):
+             'drain': 'host emptied by live migration',
+             'drain_tool': 'host emptied by berth-manage host drain'}
+    for key in ('cold', 'live', 'drain', 'drain_tool'):
         part = result.get(key)
         if part is None:
             continue
         out.write('\n%s: %d servers, %d moved in %.1fs\n' % (
             names[key], part['servers'], part['moved'], part['seconds']))
-        if key == 'drain':
+        if key in ('drain', 'drain_tool'):
             out.write('  host %s empty after    %.1f s\n' % (
                 part['host'], part['seconds']))
         out.write('  moves/s                  %s\n' % part['moves_per_s'])
         latency = part['latency_ms']
-        out.write('  p50 / p95 to moved       %s / %s ms (poll %.2fs)\n' % (
-            latency.get('p50', '-'), latency.get('p95', '-'), POLL))
+        if latency:
+            out.write('  p50 / p95 to moved       %s / %s ms (poll %.2fs)'
+                      '\n' % (latency.get('p50', '-'),
+                              latency.get('p95', '-'), POLL))
         for failure in part['failures']:
             out.write('  FAILURE: %s\n' % failure)

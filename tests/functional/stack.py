@@ -325,6 +325,10 @@ class Stack(object):
             'placement': {'auth_type': 'admin_token', 'token': 'admin',
                           'endpoint': self.placement_url,
                           'endpoint_override': self.placement_url},
+            # NOTE: berth-manage host drain moves servers through the API.
+            'compute_api': {'auth_type': 'admin_token',
+                            'token': self.admin_token,
+                            'endpoint_override': self.api_url + '/v2.1'},
             'oslo_messaging_rabbit': {'amqp_durable_queues': True},
             'scheduler': {'workers': 1,
                           'discover_hosts_in_cells_interval': 2},

@@ -35,22 +35,11 @@ FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
 TIMEOUT = 180
 
 
-class DrainStack(stack_mod.Stack):
-    """The stack, with berth-manage's compute API client configured."""
-
-    def _conf_groups(self):
-        groups = super()._conf_groups()
-        groups['compute_api'] = {
-            'auth_type': 'admin_token', 'token': self.admin_token,
-            'endpoint_override': self.api_url + '/v2.1'}
-        return groups
-
-
 @pytest.fixture(scope='module')
 def cloud(database_servers, tmp_path_factory):  # noqa: F811
     with stack_fixture.deployed(
             database_servers, 'mysql', str(tmp_path_factory.mktemp('drain')),
-            stack_class=DrainStack, hosts=len(HOSTS), extra_conf={
+            hosts=len(HOSTS), extra_conf={
                 ('fake_driver', 'live_migration_time'): LIVE_MIGRATION_TIME,
                 ('filter_scheduler', 'enabled_filters'): ','.join(FILTERS),
             }) as deployment:
