@@ -4,8 +4,10 @@
 """Live migration options of ``[DEFAULT]`` (Nova keeps them there).
 
 Read by the conductor's live migration flow
-(services/conductor/live_migrate_flow.py) and its bound for migrations
-never started (services/conductor/unstarted_live_migrations.py).
+(services/conductor/live_migrate_flow.py), its bound for migrations
+never started (services/conductor/unstarted_live_migrations.py) and the
+compute agent's queue of outgoing live migrations
+(services/compute/live_migration_queue.py).
 """
 
 from oslo_config import cfg
@@ -25,6 +27,18 @@ Possible values:
 Related options:
 
 * ``long_rpc_timeout``: how long each pre-check may take.
+"""),
+    cfg.IntOpt('max_concurrent_live_migrations', default=1, min=0,
+               help="""
+How many live migrations each compute host runs at once as their source;
+the others wait, ``queued``, in arrival order (and can be aborted there,
+microversion 2.65). As in Nova.
+
+Possible values:
+
+* 0: no limit per host (a process simulating many hosts still runs at
+  most 64 at once);
+* a positive number (the default, 1).
 """),
     cfg.IntOpt('live_migration_start_timeout', default=3600, min=0,
                help="""

@@ -26,6 +26,7 @@ from common import context as context_mod
 from services.compute import allocations
 from services.compute import delete
 from services.compute import instance_updater
+from services.compute import live_migration_queue
 from services.compute import record_saver
 from services.compute import report as report_mod
 from services.compute import resource_tracker
@@ -104,6 +105,8 @@ class ComputeAgent(object):
                    else contextlib.nullcontext()) for host in self.hosts}
         self.joined = set()
         self._joined_lock = threading.Lock()
+        self.live_migrations = live_migration_queue.LiveMigrationQueue(
+            conf.max_concurrent_live_migrations)
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=conf.compute.resource_update_workers,
             thread_name_prefix='berth-compute-update')
@@ -168,6 +171,10 @@ class ComputeAgent(object):
         save the records still pending.
         """
         self._pool.shutdown(wait=True)
+        # NOTE: a migration still copying ends (and rolls back or
+        # completes) before the records are saved; queued ones never start
+        # and are ended by a conductor's periodic check.
+        self.live_migrations.shutdown(wait=True)
         self.instance_updates.stop()
         self.records.stop()
 

@@ -12,7 +12,9 @@ in placement. Then, as in Nova::
                                pinned CPUs fitted again on this host)
     conductor --call--> source check_can_live_migrate_source
     conductor --cast--> source live_migration
-        1. migration queued -> preparing
+        1. migration queued (the agent's queue: at most
+           ``[DEFAULT] max_concurrent_live_migrations`` from each host at
+           once), then preparing
         2. --call--> dest pre_live_migration (the claim still held?)
         3. migration running; the driver copies, writing the progress
            (memory_*, disk_*); an abort or force-complete reaches it
@@ -259,19 +261,12 @@ class LiveMigrationTask(object):
             self.ctxt, self.uuid, self.migration_uuid, values,
             expected_status=expected)
 
-    def run(self):
-        """Migrate; every failure ends rolled back or with the server on
-        the destination, never stuck ``migrating``.
+    def enqueue(self):
+        """Step 1: queued on the agent's live migration queue (an abort
+        reaches the migration from now on); the RPC thread returns.
         """
         with _CONTROLS_LOCK:
             _CONTROLS[self.migration_uuid] = self.control
-        try:
-            self._run()
-        finally:
-            with _CONTROLS_LOCK:
-                _CONTROLS.pop(self.migration_uuid, None)
-
-    def _run(self):
         try:
             self.instance = self.conductor.instance_get(self.ctxt, self.uuid)
             self._migration({'status': migration_obj.QUEUED},
@@ -279,7 +274,24 @@ class LiveMigrationTask(object):
         except Exception as exc:
             LOG.info('Live migration %s of %s cannot start: %s',
                      self.migration_uuid, self.uuid, exc)
+            self._forget()
             return self._rollback(exc)
+        self.agent.live_migrations.submit(self.host, self.run)
+
+    def _forget(self):
+        with _CONTROLS_LOCK:
+            _CONTROLS.pop(self.migration_uuid, None)
+
+    def run(self):
+        """Migrate; every failure ends rolled back or with the server on
+        the destination, never stuck ``migrating``.
+        """
+        try:
+            self._run()
+        finally:
+            self._forget()
+
+    def _run(self):
         notifier = notifier_mod.for_host(self.host)
         try:
             with notifier.around(self.ctxt, 'live_migration_pre',
@@ -464,9 +476,11 @@ class LiveMigrationTask(object):
 
 def live_migration(agent, ctxt, host, instance_uuid, migration_uuid, dest,
                    migrate_data):
-    """Run one live migration from ``host`` (see the module doc)."""
+    """Queue one live migration from ``host`` (see the module doc); it
+    runs on the agent's queue (services/compute/live_migration_queue.py).
+    """
     LiveMigrationTask(agent, ctxt, host, instance_uuid, migration_uuid,
-                      dest, migrate_data).run()
+                      dest, migrate_data).enqueue()
 
 
 def _request(agent, ctxt, host, instance_uuid, migration_uuid, event,

@@ -139,6 +139,7 @@ def _migrate(agent, migration, data):
     live_migration.live_migration(agent, CTXT, 'cn0',
                                   migration['instance_uuid'],
                                   migration['uuid'], 'cn1', data)
+    assert agent.live_migrations.wait_idle(timeout=30)
     return (agent.conductor.instances.get(migration['instance_uuid']),
             agent.conductor.migrations[migration['uuid']])
 
