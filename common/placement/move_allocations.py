@@ -16,7 +16,9 @@ the source stays held until the move ends:
   destination is dropped, again in one call (:func:`back_to_instance`).
 
 Every write names the consumer generations it read, so a concurrent
-writer (a delete) makes it fail rather than be overwritten.
+writer of the consumers (a delete) makes it fail rather than be
+overwritten; a concurrent write on one of the providers (another
+server's claim there) makes it read again and try again.
 
 Shared by the conductor (which hands the allocation over before it
 schedules) and the source compute of a live migration (which ends the
@@ -61,11 +63,42 @@ def _entry(allocations, generation, project_id, user_id, consumer_type):
             'user_id': user_id, 'consumer_type': consumer_type}
 
 
-def _post(placement, ctxt, body, what):
-    resp = placement.post('/allocations', body, VERSION, ctxt)
-    if not resp.ok:
+#: Tries of one hand-over when another write changed a provider of it.
+ATTEMPTS = 4
+
+
+def _provider_conflict(resp):
+    """A 409 from another write on one of the providers (worth a fresh
+    read and another try), not from a consumer someone else changed (a
+    delete, another move: the caller must know).
+    """
+    return (resp.status == 409 and
+            resp.error_code() == placement_client.CONCURRENT_UPDATE and
+            'consumer generation conflict' not in str(resp.error_detail()))
+
+
+def _post(placement, ctxt, build, what):
+    """POST /allocations with the body ``build()`` makes from fresh
+    reads, again after a provider generation conflict, as Nova does.
+
+    :param build: () -> (body, result); body None writes nothing.
+    :returns: the result of the ``build()`` whose body was written.
+    """
+    def attempt():
+        body, result = build()
+        if body is None:
+            return result
+        resp = placement.post('/allocations', body, VERSION, ctxt)
+        if resp.ok:
+            return result
+        if _provider_conflict(resp):
+            return resp
         raise MoveAllocationFailed('%s: %d %s' % (what, resp.status,
                                                   resp.error_detail()))
+    try:
+        return placement_client.retry_conflicts(attempt, ATTEMPTS, what)
+    except placement_client.GenerationConflict as exc:
+        raise MoveAllocationFailed(str(exc))
 
 
 def to_migration(placement, ctxt, instance_uuid, migration_uuid, project_id,
@@ -77,18 +110,21 @@ def to_migration(placement, ctxt, instance_uuid, migration_uuid, project_id,
     :raises MoveAllocationFailed: placement refused (a concurrent write).
     :raises common.placement.client.PlacementUnavailable: placement down.
     """
-    held, generation = _read(placement, ctxt, instance_uuid)
+    def build():
+        held, generation = _read(placement, ctxt, instance_uuid)
+        if not held:
+            return None, {}
+        return {migration_uuid: _entry(held, None, project_id, user_id,
+                                       MIGRATION_TYPE),
+                instance_uuid: _entry({}, generation, project_id, user_id,
+                                      INSTANCE_TYPE)}, held
+    held = _post(placement, ctxt, build,
+                 'moving the allocation of %s to migration %s' % (
+                     instance_uuid, migration_uuid))
     if not held:
         LOG.warning('Instance %s holds no allocation to move to migration '
                     '%s', instance_uuid, migration_uuid)
         return {}
-    body = {migration_uuid: _entry(held, None, project_id, user_id,
-                                   MIGRATION_TYPE),
-            instance_uuid: _entry({}, generation, project_id, user_id,
-                                  INSTANCE_TYPE)}
-    _post(placement, ctxt, body,
-          'moving the allocation of %s to migration %s' % (
-              instance_uuid, migration_uuid))
     LOG.info('Moved the allocation of instance %s to migration %s',
              instance_uuid, migration_uuid)
     return held
@@ -105,19 +141,21 @@ def back_to_instance(placement, ctxt, instance_uuid, migration_uuid,
     :returns: True when the source allocation went back.
     :raises MoveAllocationFailed: placement refused (a concurrent write).
     """
-    held, mig_generation = _read(placement, ctxt, migration_uuid)
-    if not held:
+    def build():
+        held, mig_generation = _read(placement, ctxt, migration_uuid)
+        if not held:
+            return None, False
+        _dest, generation = _read(placement, ctxt, instance_uuid)
+        return {instance_uuid: _entry(held, generation, project_id, user_id,
+                                      INSTANCE_TYPE),
+                migration_uuid: _entry({}, mig_generation, project_id,
+                                       user_id, MIGRATION_TYPE)}, True
+    if not _post(placement, ctxt, build,
+                 'giving the allocation of migration %s back to %s' % (
+                     migration_uuid, instance_uuid)):
         LOG.info('Migration %s holds no allocation to give back to %s',
                  migration_uuid, instance_uuid)
         return False
-    _dest, generation = _read(placement, ctxt, instance_uuid)
-    body = {instance_uuid: _entry(held, generation, project_id, user_id,
-                                  INSTANCE_TYPE),
-            migration_uuid: _entry({}, mig_generation, project_id, user_id,
-                                   MIGRATION_TYPE)}
-    _post(placement, ctxt, body,
-          'giving the allocation of migration %s back to %s' % (
-              migration_uuid, instance_uuid))
     LOG.info('Gave the allocation of migration %s back to instance %s',
              migration_uuid, instance_uuid)
     return True

@@ -11,6 +11,7 @@ from common import conf as common_conf
 from common import context
 from common.placement import client as placement_client
 from common.placement import microversions
+from common.placement import move_allocations as placement_moves
 from services.conductor import move_allocations as moves
 from tests.unit.compute import fakes
 from tests.unit.placement import fixtures as placement_fixtures
@@ -206,3 +207,44 @@ def test_back_to_instance_racing_a_destination_claim_fails(cloud):
         cloud.back(racing)
     assert cloud.held(cloud.instance)[0] == {cloud.dest: BIG}
     assert cloud.held(cloud.migration)[0] == {cloud.source: SMALL}
+
+
+class ProviderConflicts(object):
+    """A placement client whose first ``times`` POSTs lose a provider
+    generation race (another server's claim on the same provider).
+    """
+
+    def __init__(self, client, times):
+        self.client = client
+        self.times = times
+        self.posts = 0
+
+    def post(self, url, body, version, ctxt):
+        self.posts += 1
+        if self.posts <= self.times:
+            return placement_client.Response(409, {'errors': [{
+                'code': placement_client.CONCURRENT_UPDATE,
+                'detail': 'resource provider generation conflict'}]}, {})
+        return self.client.post(url, body, version, ctxt)
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+def test_a_provider_generation_race_is_read_again_and_retried(cloud):
+    racing = ProviderConflicts(cloud.client, times=2)
+    assert cloud.to_migration(racing) == {cloud.source: SMALL}
+    assert racing.posts == 3
+    assert cloud.held(cloud.migration) == ({cloud.source: SMALL},
+                                           'MIGRATION')
+    racing = ProviderConflicts(cloud.client, times=1)
+    assert cloud.back(racing) is True
+    assert cloud.held(cloud.instance)[0] == {cloud.source: SMALL}
+
+
+def test_a_provider_race_lost_every_time_fails_and_writes_nothing(cloud):
+    racing = ProviderConflicts(cloud.client, times=placement_moves.ATTEMPTS)
+    with pytest.raises(moves.MoveAllocationFailed):
+        cloud.to_migration(racing)
+    assert racing.posts == placement_moves.ATTEMPTS
+    assert cloud.held(cloud.instance)[0] == {cloud.source: SMALL}
