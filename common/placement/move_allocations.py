@@ -27,7 +27,10 @@ client.
 """
 
 import logging
+import random
+import time
 
+from common import exception
 from common.placement import client as placement_client
 from common.placement import microversions
 
@@ -40,6 +43,10 @@ INSTANCE_TYPE = 'INSTANCE'
 
 class MoveAllocationFailed(Exception):
     """Placement refused to hand an allocation over (with its answer)."""
+
+
+class ProvidersBusy(MoveAllocationFailed):
+    """Other writes on the providers won every try."""
 
 
 def _read(placement, ctxt, consumer_uuid):
@@ -65,6 +72,9 @@ def _entry(allocations, generation, project_id, user_id, consumer_type):
 
 #: Tries of one hand-over when another write changed a provider of it.
 ATTEMPTS = 4
+#: Seconds: the longest random pause before the second try (then twice,
+#: three times that).
+BACKOFF = 0.05
 
 
 def _provider_conflict(resp):
@@ -84,7 +94,14 @@ def _post(placement, ctxt, build, what):
     :param build: () -> (body, result); body None writes nothing.
     :returns: the result of the ``build()`` whose body was written.
     """
+    tries = []
+
     def attempt():
+        if tries:
+            # NOTE: a burst of moves off one host all write its provider:
+            # a random pause spreads the next tries apart.
+            time.sleep(random.uniform(0, BACKOFF * len(tries)))
+        tries.append(1)
         body, result = build()
         if body is None:
             return result
@@ -98,7 +115,7 @@ def _post(placement, ctxt, build, what):
     try:
         return placement_client.retry_conflicts(attempt, ATTEMPTS, what)
     except placement_client.GenerationConflict as exc:
-        raise MoveAllocationFailed(str(exc))
+        raise ProvidersBusy(str(exc))
 
 
 def to_migration(placement, ctxt, instance_uuid, migration_uuid, project_id,
@@ -107,7 +124,10 @@ def to_migration(placement, ctxt, instance_uuid, migration_uuid, project_id,
 
     :returns: the allocations moved (provider -> resources); empty when
         the instance held none (nothing is written then).
-    :raises MoveAllocationFailed: placement refused (a concurrent write).
+    :raises MoveAllocationFailed: placement refused (a concurrent write
+        of the instance's consumer).
+    :raises common.exception.NoValidHost: other writes on the providers
+        won every try.
     :raises common.placement.client.PlacementUnavailable: placement down.
     """
     def build():
@@ -118,9 +138,16 @@ def to_migration(placement, ctxt, instance_uuid, migration_uuid, project_id,
                                        MIGRATION_TYPE),
                 instance_uuid: _entry({}, generation, project_id, user_id,
                                       INSTANCE_TYPE)}, held
-    held = _post(placement, ctxt, build,
-                 'moving the allocation of %s to migration %s' % (
-                     instance_uuid, migration_uuid))
+    try:
+        held = _post(placement, ctxt, build,
+                     'moving the allocation of %s to migration %s' % (
+                         instance_uuid, migration_uuid))
+    except ProvidersBusy as exc:
+        # NOTE: as Nova: nothing was written, the server stays as it was
+        # and the move is refused as one no host could take.
+        LOG.warning('%s', exc)
+        raise exception.NoValidHost(
+            reason='Unable to replace instance claim on source')
     if not held:
         LOG.warning('Instance %s holds no allocation to move to migration '
                     '%s', instance_uuid, migration_uuid)

@@ -9,6 +9,7 @@ import pytest
 
 from common import conf as common_conf
 from common import context
+from common import exception
 from common.placement import client as placement_client
 from common.placement import microversions
 from common.placement import move_allocations as placement_moves
@@ -244,7 +245,8 @@ def test_a_provider_generation_race_is_read_again_and_retried(cloud):
 
 def test_a_provider_race_lost_every_time_fails_and_writes_nothing(cloud):
     racing = ProviderConflicts(cloud.client, times=placement_moves.ATTEMPTS)
-    with pytest.raises(moves.MoveAllocationFailed):
+    with pytest.raises(exception.NoValidHost) as caught:
         cloud.to_migration(racing)
+    assert 'Unable to replace instance claim on source' in str(caught.value)
     assert racing.posts == placement_moves.ATTEMPTS
     assert cloud.held(cloud.instance)[0] == {cloud.source: SMALL}
