@@ -81,6 +81,10 @@ class FakeConductor(object):
         self.live_migrations = getattr(self, 'live_migrations', [])
         self.live_migrations.append(dict(kwargs, uuid=instance_uuid))
 
+    def cache_images(self, ctxt, aggregate, image_ids):
+        self.image_caches = getattr(self, 'image_caches', [])
+        self.image_caches.append((aggregate, list(image_ids)))
+
 
 class FakeCompute(object):
     """Records terminate_instance casts."""
