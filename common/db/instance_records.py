@@ -51,8 +51,9 @@ _JSON_FIELDS = {'numa_topology': None, 'pci_requests': [], 'metadata': {},
                 'migration_context': None}
 _TIME_FIELDS = ('launched_at', 'terminated_at', 'created_at', 'updated_at')
 # Instance fields that are plain columns of the same name.
-_PLAIN_FIELDS = ('uuid', 'display_name', 'project_id', 'user_id',
-                 'image_ref', 'vm_state', 'task_state', 'power_state',
+_PLAIN_FIELDS = ('uuid', 'display_name', 'hostname', 'project_id',
+                 'user_id', 'image_ref', 'vm_state', 'task_state',
+                 'power_state',
                  'host', 'node', 'availability_zone', 'reservation_id',
                  'launch_index', 'locked_by', 'key_name', 'key_data',
                  'display_description', 'access_ip_v4', 'access_ip_v6')
