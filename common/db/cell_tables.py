@@ -137,6 +137,9 @@ instances = sa.Table(
     sa.Column('launched_at', _datetime()),
     sa.Column('terminated_at', _datetime()),
     sa.Column('display_name', sa.String(255)),
+    # NOTE: the guest's hostname (Nova's column): the sanitized name, or
+    # the user's choice from compute API 2.90 (an FQDN from 2.94).
+    sa.Column('hostname', sa.String(255)),
     sa.Column('reservation_id', sa.String(255)),
     sa.Column('launch_index', sa.Integer),
     # NOTE: user metadata (key -> value) and the image's properties at boot

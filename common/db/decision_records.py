@@ -124,6 +124,17 @@ def _parsed(event):
     return found
 
 
+def is_record(details):
+    """True when an event's ``details`` text is a decision record."""
+    if not details or not details.startswith('{'):
+        return False
+    try:
+        found = json.loads(details)
+    except ValueError:
+        return False
+    return isinstance(found, dict) and found.get('kind') in KIND_EVENTS
+
+
 def decisions(ctxt, database, uuid):
     """The decision records of ``uuid``, newest first, each with the
     ``request_id`` and ``action`` of the action that holds it.

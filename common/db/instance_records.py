@@ -25,6 +25,7 @@ import sqlalchemy as sa
 
 from common.db import cell_tables
 from common.db import decision_records
+from common.db import event_details
 from common.db import instance_tags
 from common import exception
 from common.objects import flavor as flavor_obj
@@ -51,8 +52,9 @@ _JSON_FIELDS = {'numa_topology': None, 'pci_requests': [], 'metadata': {},
                 'migration_context': None}
 _TIME_FIELDS = ('launched_at', 'terminated_at', 'created_at', 'updated_at')
 # Instance fields that are plain columns of the same name.
-_PLAIN_FIELDS = ('uuid', 'display_name', 'project_id', 'user_id',
-                 'image_ref', 'vm_state', 'task_state', 'power_state',
+_PLAIN_FIELDS = ('uuid', 'display_name', 'hostname', 'project_id',
+                 'user_id', 'image_ref', 'vm_state', 'task_state',
+                 'power_state',
                  'host', 'node', 'availability_zone', 'reservation_id',
                  'launch_index', 'locked_by', 'key_name', 'key_data',
                  'display_description', 'access_ip_v4', 'access_ip_v6')
@@ -608,23 +610,19 @@ def _finish_values(extra):
             for name in _FINISH_FIELDS + extra}
 
 
-# The finish of an event and of its action, with and without the
-# optional column (details; the action's message).
-_FINISH_OPEN_EVENT = {
-    extra: _EV.update().where(
-        _EV.c.action_id == sa.bindparam('p_action_id'),
-        _EV.c.event == sa.bindparam('p_event'),
-        _EV.c.finish_time.is_(None)).values(_finish_values(extra))
-    for extra in ((), ('details',))}
-_FINISHED_EVENT = {
-    extra: _EV.insert().values(
-        event=sa.bindparam('p_event'),
-        action_id=sa.bindparam('p_action_id'),
-        start_time=sa.bindparam('p_finish_time'),
-        host=sa.bindparam('p_host'),
-        created_at=sa.bindparam('p_finish_time'), deleted=0,
-        **_finish_values(extra))
-    for extra in ((), ('details',))}
+# The finish of an event (its details kept when it has some: a placement's
+# decision record), and of its action with and without its message.
+_FINISH_OPEN_EVENT = _EV.update().where(
+    _EV.c.action_id == sa.bindparam('p_action_id'),
+    _EV.c.event == sa.bindparam('p_event'),
+    _EV.c.finish_time.is_(None)).values(
+    details=sa.func.coalesce(_EV.c.details, sa.bindparam('p_details')),
+    **_finish_values(()))
+_FINISHED_EVENT = _EV.insert().values(
+    event=sa.bindparam('p_event'), action_id=sa.bindparam('p_action_id'),
+    start_time=sa.bindparam('p_finish_time'), host=sa.bindparam('p_host'),
+    created_at=sa.bindparam('p_finish_time'), deleted=0,
+    **_finish_values(('details',)))
 _FINISH_ACTION = {
     extra: _AC.update().where(_AC.c.id == sa.bindparam('p_id')).values(
         finish_time=sa.bindparam('p_now'), updated_at=sa.bindparam('p_now'),
@@ -677,26 +675,30 @@ def _finish_event(ctx, uuid, event, host=None, result='Success',
                   traceback=None, details=None, action_id=None):
     """Finish the open event (or insert a finished one) and its action
     (the latest action, or ``action_id``).
+
+    A failed event without ``details`` gets those its traceback gives
+    (:mod:`common.db.event_details`); details the event has already are
+    kept.
     """
     action_id = _action_of(ctx, uuid, event, action_id)
     if action_id is None:
         return
     now = timeutils.utcnow()
+    failed = bool(result) and result.lower() == 'error'
+    if details is None and failed:
+        details = event_details.from_traceback(traceback)
     params = {'p_action_id': action_id, 'p_event': event, 'p_host': host,
               'p_finish_time': now, 'p_result': result,
-              'p_traceback': traceback, 'p_updated_at': now}
-    extra = ()
-    if details is not None:
-        params['p_details'] = details
-        extra = ('details',)
+              'p_traceback': traceback, 'p_updated_at': now,
+              'p_details': details}
     # NOTE: the open event is finished by the UPDATE that finds it; an
     # action has at most one open event of a name (a build's event is
     # finished before its reschedule starts the next).
-    if not ctx.session.execute(_FINISH_OPEN_EVENT[extra], params).rowcount:
-        ctx.session.execute(_FINISHED_EVENT[extra], params)
+    if not ctx.session.execute(_FINISH_OPEN_EVENT, params).rowcount:
+        ctx.session.execute(_FINISHED_EVENT, params)
     action = {'p_id': action_id, 'p_now': now}
     extra = ()
-    if result and result.lower() == 'error':
+    if failed:
         action['p_message'] = 'Error'
         extra = ('message',)
     ctx.session.execute(_FINISH_ACTION[extra], action)

@@ -139,6 +139,8 @@ class Instance(base.PrimitiveObject):
     :ivar pci_requests: list of PCI request dicts.
     :ivar metadata: user metadata, key -> value.
     :ivar image_meta: the image's properties at boot time.
+    :ivar hostname: the guest's hostname: the sanitized name at boot,
+        or the user's choice (compute API 2.90; an FQDN from 2.94).
     :ivar locked_by: ``owner`` or ``admin`` while ``locked``.
     :ivar system_metadata: what Berth keeps about the server for itself
         (e.g. ``locked_reason``), key -> value.
@@ -156,6 +158,7 @@ class Instance(base.PrimitiveObject):
 
     uuid: str = None
     display_name: str = None
+    hostname: str = None
     project_id: str = None
     user_id: str = None
     image_ref: str = None

@@ -33,6 +33,7 @@ from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
 from common.placement import guest_features
 from services.api import errors
+from services.api import hostnames
 from services.api import images as image_api
 from services.api import pci_requests
 from services.api import quota
@@ -83,6 +84,8 @@ class BootRequest(object):
     key_name: str = None
     key_data: str = None
     description: str = None
+    # The hostname the user chose (2.90), for a single server.
+    hostname: str = None
     tags: list = dataclasses.field(default_factory=list)
 
 
@@ -278,6 +281,8 @@ def build_records(ctxt, boot, count):
             zip(uuids, names(boot.name, count))):
         instance = instance_obj.Instance(
             uuid=uuid, display_name=display_name,
+            hostname=hostnames.for_new_server(uuid, display_name,
+                                              boot.hostname),
             project_id=ctxt.project_id, user_id=ctxt.user_id,
             image_ref=boot.image.id, flavor=flavor,
             vm_state=instance_obj.BUILDING,

@@ -18,6 +18,13 @@ service to bind the profile's devices, and booting without them would be
 silently wrong (:data:`common.placement.guest_features.
 DEVICE_PROFILE_REFUSED`).
 
+Compute API 2.86 is where Nova starts validating extra specs; Berth
+always did, and from 2.86 it answers a refusal with Nova's words
+("Validation failed; ...", :attr:`InvalidExtraSpec.nova_message`) and
+also checks the ``vmware:`` and ``powervm:`` keys Nova knows (free-form
+below 2.86, as before). Below 2.86 the messages are Berth's, naming the
+key.
+
 Keys that only make sense together (a thread policy needs dedicated CPUs,
 ``hw:numa_cpus.N`` must cover every vCPU) are checked at boot by
 :func:`common.numa.constraints.get_constraints`, because an administrator
@@ -40,50 +47,93 @@ _BOOL = ('true', 'false', '1', '0', 'yes', 'no', 'on', 'off', 't', 'f',
 
 
 class InvalidExtraSpec(ValueError):
-    """An extra spec key or value Berth refuses (the API's 400)."""
+    """An extra spec key or value Berth refuses (the API's 400).
+
+    :ivar nova_message: the refusal in Nova's words (2.86), without the
+        key for a bad value, as Nova's.
+    """
+
+    def __init__(self, message, nova_message=None):
+        super().__init__(message)
+        self.nova_message = nova_message or message
+
+
+def _unknown(key, message):
+    """An unknown key of a namespace Nova validates."""
+    return InvalidExtraSpec(
+        message, "Validation failed; extra spec '%s' does not appear to be "
+                 "a valid extra spec." % key)
+
+
+def _bad_format(key, value, reason, nova_pattern):
+    return InvalidExtraSpec(
+        'Invalid value %r for extra spec %s: %s' % (value, key, reason),
+        "Validation failed; '%s' is not of the format '%s'."
+        % (value, nova_pattern))
+
+
+def _not_one_of(key, value, allowed):
+    return InvalidExtraSpec(
+        'Invalid value %r for extra spec %s: must be one of %s.'
+        % (value, key, ', '.join(allowed)),
+        "Validation failed; '%s' is not one of: %s." % (value,
+                                                        ', '.join(allowed)))
 
 
 def _choices(*allowed):
     def check(key, value):
         if value.strip().lower() not in allowed:
-            raise InvalidExtraSpec(
-                'Invalid value %r for extra spec %s: must be one of %s.'
-                % (value, key, ', '.join(allowed)))
+            raise _not_one_of(key, value, allowed)
     return check
 
 
 def _integer(minimum=0, maximum=2 ** 31 - 1):
     def check(key, value):
+        berth = ('Invalid value %r for extra spec %s: must be an integer '
+                 '>= %d and <= %d.' % (value, key, minimum, maximum))
         try:
             number = int(value.strip())
         except ValueError:
-            number = None
-        if number is None or not minimum <= number <= maximum:
+            raise InvalidExtraSpec(berth, "Validation failed; '%s' is not a "
+                                          "valid integer value." % value)
+        if number < minimum:
             raise InvalidExtraSpec(
-                'Invalid value %r for extra spec %s: must be an integer '
-                '>= %d and <= %d.' % (value, key, minimum, maximum))
+                berth, "Validation failed; '%s' is less than the min value "
+                       "of '%d'." % (value, minimum))
+        if number > maximum:
+            raise InvalidExtraSpec(
+                berth, "Validation failed; '%s' is greater than the max "
+                       "value of '%d'." % (value, maximum))
     return check
 
 
 def _boolean(key, value):
     if value.strip().lower() not in _BOOL:
-        raise InvalidExtraSpec('Invalid value %r for extra spec %s: must '
-                               'be a boolean.' % (value, key))
+        raise InvalidExtraSpec(
+            'Invalid value %r for extra spec %s: must be a boolean.'
+            % (value, key), "Validation failed; '%s' is not a valid "
+                            "boolean-like value." % value)
 
 
 def _any(key, value):
     """Free-form value."""
 
 
+# NOTE: Nova's value patterns, named in its 2.86 messages.
+_NOVA_CPU_LIST = r'\^?\d+((-\d+)?(,\^?\d+(-\d+)?)?)*'
+_NOVA_PAGE_SIZE = r'(large|small|any|\d+([kKMGT]i?)?(b|bit|B)?)'
+_NOVA_PMEM = '([a-zA-Z0-9_]+(,)?)+'
+_NOVA_ALIAS = r'[^:]+(:\d+)?(,[^:]+(:\d+)?)*'
+_NOVA_PROC_UNITS = r'\d+\.\d+'
+
+
 def _cpu_list(key, value):
     try:
         cpus = cpulist.parse_cpu_spec(value)
     except ValueError as exc:
-        raise InvalidExtraSpec('Invalid value %r for extra spec %s: %s'
-                               % (value, key, exc))
+        raise _bad_format(key, value, exc, _NOVA_CPU_LIST)
     if not cpus:
-        raise InvalidExtraSpec('Invalid value %r for extra spec %s: no '
-                               'CPU listed.' % (value, key))
+        raise _bad_format(key, value, 'no CPU listed.', _NOVA_CPU_LIST)
 
 
 def _cpu_mask(key, value):
@@ -92,24 +142,30 @@ def _cpu_mask(key, value):
     try:
         cpulist.parse_cpu_mask(value, range(4096))
     except ValueError as exc:
-        raise InvalidExtraSpec('Invalid value %r for extra spec %s: %s'
-                               % (value, key, exc))
+        raise _bad_format(key, value, exc, _NOVA_CPU_LIST)
 
 
 def _page_size(key, value):
     try:
         constraints.parse_pagesize(key, value)
     except numa_exc.NUMARequestInvalid as exc:
-        raise InvalidExtraSpec(str(exc))
+        raise InvalidExtraSpec(str(exc), "Validation failed; '%s' is not of "
+                                         "the format '%s'." % (
+                                             value, _NOVA_PAGE_SIZE))
 
 
 def _pmem(key, value):
     # NOTE: each label becomes the resource class
     # CUSTOM_PMEM_NAMESPACE_<LABEL>, so it must fit a class name.
     if not _PMEM_RE.match(value):
-        raise InvalidExtraSpec(
-            'Invalid value %r for extra spec %s: must be LABEL[,LABEL...], '
-            'labels of letters, digits and underscores.' % (value, key))
+        raise _bad_format(key, value, 'must be LABEL[,LABEL...], labels of '
+                          'letters, digits and underscores.', _NOVA_PMEM)
+
+
+def _proc_units(key, value):
+    if not _PROC_UNITS_RE.match(value):
+        raise _bad_format(key, value, 'must be a decimal number such as '
+                          '0.5.', _NOVA_PROC_UNITS)
 
 
 def _refused(message):
@@ -123,7 +179,8 @@ def _thread_policy(key, value):
         raise InvalidExtraSpec(
             'Invalid value %r for extra spec %s: this policy was removed; '
             'must be one of %s.' % (value, key,
-                                    ', '.join(topology.THREAD_POLICIES)))
+                                    ', '.join(topology.THREAD_POLICIES)),
+            _not_one_of(key, value, topology.THREAD_POLICIES).nova_message)
     _choices(*topology.THREAD_POLICIES)(key, value)
 
 
@@ -195,6 +252,27 @@ NAMESPACES = {
         guest_features.DEVICE_PROFILE_REFUSED)},
 }
 
+# Namespaces Nova checks from 2.86 and Berth had left free-form: their
+# keys are checked from 2.86 only (the drivers that read them are not
+# Berth's, so nothing else depends on them).
+NOVA_NAMESPACES = {
+    'vmware': {'hw_version': _any, 'storage_policy': _any},
+    'powervm': dict(
+        min_mem=_integer(256), max_mem=_integer(256), min_vcpu=_integer(1),
+        max_vcpu=_integer(1), proc_units=_proc_units,
+        min_proc_units=_proc_units, max_proc_units=_proc_units,
+        dedicated_proc=_boolean, shared_weight=_integer(0, 255),
+        availability_priority=_integer(0, 255), uncapped=_boolean,
+        dedicated_sharing_mode=_choices(
+            'share_idle_procs', 'keep_idle_procs',
+            'share_idle_procs_active', 'share_idle_procs_always'),
+        processor_compatibility=_choices(
+            'default', 'power6', 'power6+', 'power6_enhanced',
+            'power6+_enhanced', 'power7', 'power8'),
+        shared_proc_pool_name=_any, srr_capability=_boolean),
+}
+
+_PROC_UNITS_RE = re.compile(r'^\d+\.\d+$')
 _RESOURCES_RE = re.compile(r'^resources([a-zA-Z0-9_-]{0,64}):(.*)$')
 _TRAIT_RE = re.compile(r'^trait([a-zA-Z0-9_-]{0,64}):(.*)$')
 _PMEM_RE = re.compile(r'^\s*\w+(\s*,\s*\w+)*\s*$', re.ASCII)
@@ -206,43 +284,41 @@ _PCI_ALIAS_RE = re.compile(r'^\s*[^:,\s]+(\s*:\s*\d+)?\s*'
 
 def _check_resource(key, name, value):
     if not (name in orc.STANDARDS or orc.is_custom(name)):
-        raise InvalidExtraSpec(
-            'Invalid extra spec %s: %s is not a standard resource class '
-            'nor a CUSTOM_ one.' % (key, name))
+        raise _unknown(key, 'Invalid extra spec %s: %s is not a standard '
+                            'resource class nor a CUSTOM_ one.' % (key, name))
     _integer(0)(key, value)
 
 
 def _check_trait(key, name, value):
     if not (name in _STANDARD_TRAITS or os_traits.is_custom(name)):
-        raise InvalidExtraSpec(
-            'Invalid extra spec %s: %s is not a standard trait nor a '
-            'CUSTOM_ one.' % (key, name))
+        raise _unknown(key, 'Invalid extra spec %s: %s is not a standard '
+                            'trait nor a CUSTOM_ one.' % (key, name))
     _choices('required', 'forbidden')(key, value)
 
 
-def _check_namespaced(key, namespace, name, value):
-    table = NAMESPACES[namespace]
+def _check_namespaced(key, table, namespace, name, value):
     if namespace == 'hw':
         indexed = _NUMA_INDEX_RE.match(name)
         if indexed:
             return HW_INDEXED[indexed.group(1)](key, value)
     if namespace == 'pci_passthrough' and name == 'alias':
         if not _PCI_ALIAS_RE.match(value):
-            raise InvalidExtraSpec(
-                'Invalid value %r for extra spec %s: must be '
-                'alias[:count][,alias[:count]...].' % (value, key))
+            raise _bad_format(key, value, 'must be alias[:count]'
+                              '[,alias[:count]...].', _NOVA_ALIAS)
         return None
     check = table.get(name)
     if check is None:
-        raise InvalidExtraSpec(
-            'Extra spec %s is not a known %s: key (known: %s).'
-            % (key, namespace, ', '.join(sorted(table))))
+        raise _unknown(key, 'Extra spec %s is not a known %s: key (known: '
+                            '%s).' % (key, namespace,
+                                      ', '.join(sorted(table))))
     return check(key, value)
 
 
-def validate_one(key, value):
+def validate_one(key, value, nova_namespaces=False):
     """Check one extra spec.
 
+    :param nova_namespaces: also check the namespaces Nova validates from
+        2.86 (:data:`NOVA_NAMESPACES`).
     :raises InvalidExtraSpec: naming the key and what is wrong.
     """
     value = str(value)
@@ -255,15 +331,19 @@ def validate_one(key, value):
     if key == 'group_policy':
         return _choices('none', 'isolate')(key, value)
     namespace, sep, name = key.partition(':')
-    if sep and namespace in NAMESPACES:
-        return _check_namespaced(key, namespace, name, value)
+    table = NAMESPACES.get(namespace)
+    if table is None and nova_namespaces:
+        table = NOVA_NAMESPACES.get(namespace)
+    if sep and table is not None:
+        return _check_namespaced(key, table, namespace, name, value)
     return None
 
 
-def validate(specs):
+def validate(specs, nova_namespaces=False):
     """Check every extra spec of ``specs`` (key -> value).
 
+    :param nova_namespaces: see :func:`validate_one`.
     :raises InvalidExtraSpec: for the first bad one, in key order.
     """
     for key in sorted(specs):
-        validate_one(key, specs[key])
+        validate_one(key, specs[key], nova_namespaces)

@@ -13,6 +13,7 @@ catalog under ``/image`` (Glance v2 paths).
 import webob
 
 from services.api import errors
+from services.api.handlers import aggregate_images
 from services.api.handlers import aggregates
 from services.api.handlers import availability_zones
 from services.api.handlers import capacity
@@ -140,6 +141,9 @@ ROUTE_DECLARATIONS = {
     },
     '/os-aggregates/{aggregate_id}/action': {
         'POST': aggregates.aggregate_action,
+    },
+    '/os-aggregates/{aggregate_id}/images': {
+        'POST': aggregate_images.cache_images,
     },
     '/os-availability-zone': {'GET': availability_zones.list_zones},
     '/os-availability-zone/detail': {

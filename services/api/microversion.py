@@ -8,13 +8,17 @@ as older clients do, ``X-OpenStack-Nova-API-Version: X.Y``; the first wins
 when both are sent. Without either it gets 2.1; ``latest`` means the
 maximum. A malformed version is a 400, one outside the list a 406.
 
-The maximum is 2.80: every body this API writes has the shape it has at
+The maximum is 2.95: every body this API writes has the shape it has at
 that version in Nova (embedded flavors in servers, uuids as service and
 hypervisor ids, server group ``policy`` and ``rules``, flavor
-``extra_specs`` and ``description``), and the hypervisor usage fields that
-2.88 removed are still there. openstacksdk negotiates each resource down
-to this version, and the ``openstack`` CLI needs nothing newer for the
-commands Berth serves.
+``extra_specs`` and ``description``, hypervisors without the usage fields
+2.88 removed), and every version up to it has its behaviour (doc/api.md,
+"Microversions 2.81 to 2.95"). Four of them change only resources Berth
+does not have at any version: 2.85 and 2.89 (volume attachments: their
+routes are 404), 2.87 (``rescue``: "There is no such action") and 2.93
+(rebuilding a volume-backed server: booting from a volume is refused).
+openstacksdk negotiates each resource down to this version, and the
+``openstack`` CLI needs nothing newer for the commands Berth serves.
 
 The negotiation itself is :mod:`common.wsgi.microversion`'s.
 """
@@ -109,6 +113,21 @@ VERSIONS = [
     '2.78',  # server topology
     '2.79',  # delete_on_termination on volume attach
     '2.80',  # user_id and project_id of migrations (fields, filters)
+    '2.81',  # image pre-caching on the hosts of an aggregate
+    '2.82',  # accelerator-request-bound event
+    '2.83',  # more server list filters for non-admins
+    '2.84',  # details of failed instance action events
+    '2.85',  # delete_on_termination on volume attachment update (no volumes)
+    '2.86',  # flavor extra specs validated with Nova's rules and messages
+    '2.87',  # rescue of volume-backed servers (no rescue)
+    '2.88',  # hypervisor usage fields, statistics and uptime routes removed
+    '2.89',  # attachment_id and bdm_uuid of volume attachments (no volumes)
+    '2.90',  # hostname on create, update and rebuild
+    '2.91',  # unshelve to a host; availability_zone null unpins
+    '2.92',  # key pairs imported only; '@' and '.' in names
+    '2.93',  # volume-backed rebuild (no volume-backed servers)
+    '2.94',  # FQDN hostnames
+    '2.95',  # evacuated servers end stopped
 ]
 
 

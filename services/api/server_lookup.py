@@ -11,8 +11,6 @@ instance and has not yet removed the build request) is shown from its
 cell.
 """
 
-import re
-
 from common.db import boot_records
 from common.db import instance_records
 from common.db import instance_tags
@@ -20,6 +18,7 @@ from common import exception
 from services.api import cell_hosts
 from services.api import down_cells
 from services.api import errors
+from services.api import server_filters
 from services.api import util
 
 
@@ -103,30 +102,9 @@ def _changed_within(instance, filters):
 
 
 def _matches(instance, filters):
-    if not _changed_within(instance, filters):
-        return False
-    name = filters.get('name')
-    if name:
-        try:
-            if not re.search(name, instance.display_name or ''):
-                return False
-        except re.error:
-            if name not in (instance.display_name or ''):
-                return False
-    for key, attribute in (('status', 'status'),
-                           ('availability_zone', 'availability_zone'),
-                           ('reservation_id', 'reservation_id'),
-                           ('node', 'node'), ('image', 'image_ref')):
-        wanted = filters.get(key)
-        if wanted is not None and str(
-                getattr(instance, attribute) or '').lower() != str(
-                wanted).lower():
-            return False
-    flavor = filters.get('flavor')
-    if flavor is not None and (instance.flavor is None or
-                               instance.flavor.flavorid != flavor):
-        return False
-    return True
+    return _changed_within(instance, filters) and server_filters.matches(
+        instance, {k: v for k, v in filters.items()
+                   if k not in ('changes-since', 'changes-before')})
 
 
 TAG_FILTERS = ('tags', 'tags-any', 'not-tags', 'not-tags-any')
@@ -186,8 +164,7 @@ def list_servers(ctxt, project_id=None, host=None, filters=None,
 
     :param project_id: one project's servers, or None for all.
     :param host: only servers on this host (never build requests).
-    :param filters: name (a regular expression), status,
-        availability_zone, reservation_id, node, image, flavor,
+    :param filters: those of :func:`server_filters.from_request`, and
         changes-since and changes-before (naive UTC datetimes).
     :param deleted: as :func:`instance_records.list_instances` (None:
         live and deleted servers).

@@ -1,21 +1,22 @@
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
-"""Servers as the compute API shows them, up to microversion 2.79.
+"""Servers as the compute API shows them, up to microversion 2.95.
 
 The detailed body has Nova's keys: the embedded flavor (2.47), the
 ``OS-EXT-STS`` states, ``OS-EXT-AZ:availability_zone``, timestamps and,
 for admins, ``OS-EXT-SRV-ATTR:*`` (host, node, reservation...) and
-``host_status``. A server in ERROR carries its latest ``fault``: the
-message for everybody, the ``details`` (the scheduler's explanation for
-NoValidHost) for admins or when the fault is not a server error, as Nova
-decides.
+``host_status``; from 2.90 everybody sees ``OS-EXT-SRV-ATTR:hostname``.
+A server in ERROR carries its latest ``fault``: the message for
+everybody, the ``details`` (the scheduler's explanation for NoValidHost)
+for admins or when the fault is not a server error, as Nova decides.
 """
 
 import hashlib
 
 from common.db import instance_tags
 from services.api import cell_hosts
+from services.api import hostnames
 from services.api import policies
 from services.api import util
 
@@ -145,7 +146,7 @@ class Viewer(object):
         body['OS-EXT-SRV-ATTR:instance_name'] = 'instance-%s' % instance.uuid
         if util.at_least(req, EXTENDED_MORE_VERSION):
             body.update({
-                'OS-EXT-SRV-ATTR:hostname': instance.display_name,
+                'OS-EXT-SRV-ATTR:hostname': hostnames.of(instance),
                 'OS-EXT-SRV-ATTR:reservation_id': instance.reservation_id,
                 'OS-EXT-SRV-ATTR:launch_index': instance.launch_index,
                 'OS-EXT-SRV-ATTR:kernel_id': '',
@@ -194,6 +195,8 @@ class Viewer(object):
             body['fault'] = fault
         if self.is_admin:
             self._extended(body, instance)
+        elif util.at_least(req, hostnames.HOSTNAME_VERSION):
+            body['OS-EXT-SRV-ATTR:hostname'] = hostnames.of(instance)
         if util.at_least(req, LOCKED_VERSION):
             body['locked'] = bool(instance.locked)
         if util.at_least(req, LOCKED_REASON_VERSION):

@@ -8,8 +8,9 @@ Every host an agent serves shares one RPC server (see
 :mod:`services.compute.build`, :mod:`services.compute.delete`,
 :mod:`services.compute.power`, :mod:`services.compute.rebuild`,
 :mod:`services.compute.resize`, :mod:`services.compute.snapshot`,
-:mod:`services.compute.live_migration`, :mod:`services.compute.shelve` and
-:mod:`services.compute.evacuate`, the state in the shared agent.
+:mod:`services.compute.live_migration`, :mod:`services.compute.shelve`,
+:mod:`services.compute.evacuate` and :mod:`services.compute.image_cache`,
+the state in the shared agent.
 """
 
 import logging
@@ -21,6 +22,7 @@ from common import manager
 from services.compute import build
 from services.compute import delete
 from services.compute import evacuate
+from services.compute import image_cache
 from services.compute import live_migration
 from services.compute import power
 from services.compute import rebuild
@@ -226,6 +228,15 @@ class ComputeManager(manager.Manager):
             return {'error': 'not-found'}
         except NotImplementedError:
             return {'error': 'not-implemented'}
+
+    def cache_images(self, ctxt, image_ids, host):
+        """Cache images on this host ahead of boots (compute API 2.81).
+
+        :returns: {image id: ``cached``, ``existing``, ``unsupported`` or
+            ``error``} (see :mod:`services.compute.image_cache`).
+        """
+        return image_cache.cache_images(self.agent, self._served(host),
+                                        image_ids)
 
     # --- live migration (services/compute/live_migration.py) -------------
 

@@ -48,7 +48,7 @@ class ComputeAPI(object):
       rollback_live_migration_at_destination, live_migration_abort,
       live_migration_force_complete (casts);
       shelve_instance, shelve_offload_instance, unshelve_instance,
-      evacuate_instance.
+      evacuate_instance; cache_images (a call).
     """
 
     def __init__(self):
@@ -261,6 +261,18 @@ class ComputeAPI(object):
                                     timeout=DIAGNOSTICS_TIMEOUT)
         return cctxt.call(ctxt, 'get_diagnostics',
                           instance_uuid=instance_uuid, host=host)
+
+    def cache_images(self, ctxt, host, image_ids):
+        """Have ``host`` cache ``image_ids`` (a call, up to
+        ``long_rpc_timeout``: an image download may take long).
+
+        :returns: {image id: ``cached``, ``existing``, ``unsupported`` or
+            ``error``}.
+        :raises oslo_messaging.MessagingTimeout: the agent did not answer.
+        """
+        return self._long_call(host).call(ctxt, 'cache_images',
+                                          image_ids=list(image_ids),
+                                          host=host)
 
     # --- live migration (services/compute/live_migration.py) -------------
 

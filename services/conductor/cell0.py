@@ -102,9 +102,13 @@ def bury_in_cell0(conductor, ctxt, instances, exc, free_allocations=False):
         LOG.warning('Setting instance %s to ERROR state: %s', uuid, message)
         _create(ctxt, database, _buried(instance))
         instance_records.action_event_start(ctxt, database, uuid, EVENT)
+        # NOTE: a NoValidHost has no traceback to read the event's
+        # details from: its message is them.
+        traceback_text = details if isinstance(details, str) else None
         instance_records.action_event_finish(
             ctxt, database, uuid, EVENT, result='Error',
-            traceback=details if isinstance(details, str) else None)
+            traceback=traceback_text,
+            details=None if traceback_text else message)
         instance_records.add_fault(ctxt, database, uuid, FAULT_CODE,
                                    message, details)
         if free_allocations:

@@ -15,6 +15,7 @@ objects and hands each request to its module:
 * ``live_migrate_instance`` -> :mod:`.live_migrate_flow`
 * ``unshelve_instance`` -> :mod:`.unshelve_flow`
 * ``evacuate_instance`` -> :mod:`.evacuate_flow`
+* ``cache_images`` (image pre-caching on an aggregate) -> :mod:`.image_cache`
 * the compute agents' record calls -> :mod:`.record_proxy` (a second
   endpoint of the same API)
 * background: host discovery (:mod:`common.db.discovery`, a loop of its
@@ -47,6 +48,7 @@ from services.compute import rpcapi as compute_rpcapi
 from services.conductor import allocation_audit
 from services.conductor import build_flow
 from services.conductor import evacuate_flow
+from services.conductor import image_cache
 from services.conductor import live_migrate_flow
 from services.conductor import migrate_flow
 from services.conductor import rebuild_flow
@@ -328,6 +330,14 @@ class ConductorManager(manager.Manager):
         evacuate_flow.evacuate_instance(self, ctxt, evacuate_flow.Evacuate(
             instance_uuid=instance_uuid, migration_uuid=migration_uuid,
             host=host, force=force, target_state=target_state))
+
+    # --- image pre-caching --------------------------------------------------
+
+    def cache_images(self, ctxt, aggregate, image_ids):
+        """Pre-cache images on an aggregate's hosts; see
+        ConductorAPI.cache_images.
+        """
+        image_cache.cache_images(self, ctxt, aggregate, image_ids)
 
     # --- background work -----------------------------------------------------
 

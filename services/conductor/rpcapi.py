@@ -98,7 +98,7 @@ class ConductorAPI(object):
       live_migrate_instance (a cast, or a call below compute API 2.34).
       Record calls go to topic ``conductor_records``.
       Moves: unshelve_instance, evacuate_instance (casts),
-      migrations_get_by_source (record call).
+      migrations_get_by_source (record call). cache_images (cast).
     """
 
     def __init__(self):
@@ -284,6 +284,19 @@ class ConductorAPI(object):
         cctxt.cast(ctxt, 'evacuate_instance', instance_uuid=instance_uuid,
                    migration_uuid=migration_uuid, host=host,
                    force=bool(force), target_state=target_state)
+
+    # --- image pre-caching (cast) --------------------------------------------
+
+    def cache_images(self, ctxt, aggregate, image_ids):
+        """Have every host of an aggregate cache images (compute API 2.81;
+        the API checked that the images exist).
+
+        :param aggregate: {id, uuid, name, hosts, metadata}.
+        :param image_ids: the image ids, each once.
+        """
+        cctxt = self.client.prepare(version='1.0')
+        cctxt.cast(ctxt, 'cache_images', aggregate=dict(aggregate),
+                   image_ids=list(image_ids))
 
     def _records(self):
         """A call context for a record method, on the records topic."""

@@ -9,9 +9,9 @@ flavor and allocation (doc/behaviours.md §rebuild). The API checks the body
 (Nova's schema at the request's microversion), the policy, the lock and
 the state, checks the image against the flavor as a boot does, then in
 one write records the ``rebuild`` action, moves the task state to
-``rebuilding`` and applies the new image and the user fields; the
-conductor (``rebuild_instance``) re-checks the host when the image
-changed and casts the compute. 202 with the server.
+``rebuilding`` and applies the new image and the user fields (the
+hostname from 2.90); the conductor (``rebuild_instance``) re-checks the
+host when the image changed and casts the compute. 202 with the server.
 """
 
 import copy
@@ -30,6 +30,7 @@ from services.api import boot
 from services.api import cell_hosts
 from services.api import errors
 from services.api.handlers import servers
+from services.api import hostnames
 from services.api import quota
 from services.api import records
 from services.api.schemas import types
@@ -66,9 +67,11 @@ REBUILD = {
 }
 
 
-def _variant(description, key_name, user_data, certificates):
+def _variant(description, key_name, user_data, certificates, hostname=None):
     schema = copy.deepcopy(REBUILD)
     props = schema['properties']
+    if hostname is not None:
+        props['hostname'] = hostname
     if description:
         props['description'] = types.DESCRIPTION
     if key_name:
@@ -87,6 +90,10 @@ def _variant(description, key_name, user_data, certificates):
 # NOTE: built once (validators are cached per schema object): the
 # schema of each microversion range, newest first.
 SCHEMAS = (
+    (hostnames.FQDN_VERSION, _variant(True, True, True, True,
+                                      hostnames.FQDN)),
+    (hostnames.HOSTNAME_VERSION, _variant(True, True, True, True,
+                                          hostnames.HOSTNAME)),
     (CERTIFICATES_VERSION, _variant(True, True, True, True)),
     (USER_DATA_VERSION, _variant(True, True, True, False)),
     (KEY_NAME_VERSION, _variant(True, True, False, False)),
@@ -135,6 +142,8 @@ def _values(req, instance, data, image):
         values['metadata'] = dict(data['metadata'])
     if 'description' in data:
         values['display_description'] = data['description']
+    if 'hostname' in data:
+        values['hostname'] = data['hostname']
     if 'accessIPv4' in data:
         values['access_ip_v4'] = data['accessIPv4'] or None
     if 'accessIPv6' in data:

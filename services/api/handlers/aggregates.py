@@ -44,7 +44,11 @@ def view(req, agg, with_members=True):
     return body
 
 
-def _get(req, aggregate_id):
+def get_aggregate(req, aggregate_id):
+    """The aggregate of that id (or uuid).
+
+    :raises errors.NotFound: there is none.
+    """
     try:
         return agg_records.get_aggregate(util.context(req), aggregate_id)
     except agg_records.AggregateNotFound as exc:
@@ -90,7 +94,7 @@ def list_aggregates(req):
 def show_aggregate(req):
     """GET /os-aggregates/{aggregate_id} (admin)."""
     policies.authorize(req, 'os_compute_api:os-aggregates:show')
-    agg = _get(req, req.urlvars['aggregate_id'])
+    agg = get_aggregate(req, req.urlvars['aggregate_id'])
     return util.json_response({'aggregate': view(req, agg)})
 
 
@@ -122,7 +126,7 @@ def update_aggregate(req):
     policies.authorize(req, 'os_compute_api:os-aggregates:update')
     data = util.extract_json(req, schema.UPDATE)['aggregate']
     ctx = util.context(req)
-    agg = _get(req, req.urlvars['aggregate_id'])
+    agg = get_aggregate(req, req.urlvars['aggregate_id'])
     clear_zone = 'availability_zone' in data and not data[
         'availability_zone']
     if data.get('availability_zone'):
@@ -145,7 +149,7 @@ def delete_aggregate(req):
     """
     policies.authorize(req, 'os_compute_api:os-aggregates:delete')
     ctx = util.context(req)
-    agg = _get(req, req.urlvars['aggregate_id'])
+    agg = get_aggregate(req, req.urlvars['aggregate_id'])
     if agg['hosts']:
         raise errors.BadRequest(
             'Cannot remove aggregate %s. Reason: Host aggregate is not '
@@ -212,7 +216,7 @@ def aggregate_action(req):
     """
     body = util.extract_json(req, schema.ACTION)
     ctx = util.context(req)
-    agg = _get(req, req.urlvars['aggregate_id'])
+    agg = get_aggregate(req, req.urlvars['aggregate_id'])
     if 'add_host' in body:
         agg = _add_host(req, ctx, agg, body['add_host']['host'])
     elif 'remove_host' in body:

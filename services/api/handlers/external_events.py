@@ -19,7 +19,10 @@ accelerator service and so never waits for one of their events:
   ACTIVE (RUNNING), with a ``power_update`` instance action, in one
   write guarded on no task running. A server already in the target
   state, or busy with a task, is left alone (Nova ignores it too).
-* every other event: logged; there is nothing that waits for it.
+* every other event: logged; there is nothing that waits for it. That
+  is also true of ``accelerator-request-bound`` (2.82; a flavor naming an
+  accelerator device profile is refused, so no server waits for its
+  devices) and ``volume-reimaged`` (2.93; no server boots from a volume).
 """
 
 import logging

@@ -5,7 +5,8 @@
 
 Every write is validated (:mod:`services.api.extra_specs`): an unknown
 ``hw:`` key or a value such as ``hw:cpu_thread_policy=avoid`` is a 400
-naming the key, so that the flavor never reaches a boot with it.
+naming the key, so that the flavor never reaches a boot with it; from
+2.86 the message is Nova's.
 """
 
 from services.api import errors
@@ -15,6 +16,8 @@ from services.api import policies
 from services.api.records import flavors as flavor_records
 from services.api.schemas import flavors as schema
 from services.api import util
+
+NOVA_VALIDATION_VERSION = (2, 86)
 
 
 def _specs_from_body(body):
@@ -27,11 +30,16 @@ def _specs_from_body(body):
     return specs
 
 
-def _check(specs):
+def _check(req, specs):
+    """400 for a bad key or value: Berth's message naming the key below
+    2.86, Nova's words from 2.86 (which also checks Nova's vmware: and
+    powervm: keys).
+    """
+    nova = util.at_least(req, NOVA_VALIDATION_VERSION)
     try:
-        extra_specs.validate(specs)
+        extra_specs.validate(specs, nova_namespaces=nova)
     except extra_specs.InvalidExtraSpec as exc:
-        raise errors.BadRequest(str(exc))
+        raise errors.BadRequest(exc.nova_message if nova else str(exc))
 
 
 def _update(req, specs):
@@ -57,7 +65,7 @@ def create_extra_specs(req):
     policies.authorize(req, 'os_compute_api:os-flavor-extra-specs:create')
     body = util.extract_json(req, schema.EXTRA_SPECS_CREATE)
     specs = _specs_from_body(body['extra_specs'])
-    _check(specs)
+    _check(req, specs)
     _update(req, specs)
     return util.json_response({'extra_specs': specs})
 
@@ -85,7 +93,7 @@ def update_extra_spec(req):
     if key not in body:
         raise errors.BadRequest('Request body and URI mismatch')
     specs = _specs_from_body(body)
-    _check(specs)
+    _check(req, specs)
     _update(req, specs)
     return util.json_response(specs)
 

@@ -5,11 +5,16 @@
 
 A hypervisor's id is its compute node's uuid (2.53), which is also its
 placement resource provider's; below 2.53 it is the node's integer id.
-Details carry the usage the node's resource tracker last reported (vCPUs,
-RAM and disk, used and free, running VMs), the fields Nova shows up to
-2.87. Below 2.53 the ``{pattern}/search`` and ``{pattern}/servers``
-sub-resources find hypervisors by name; from 2.53 the list's
-``hypervisor_hostname_pattern`` and ``with_servers`` replace them.
+Up to 2.87 details carry the usage the node's resource tracker last
+reported (vCPUs, RAM and disk, used and free, running VMs) and its
+``cpu_info``, and ``/os-hypervisors/statistics`` sums them; 2.88 removes
+those fields and that route (placement has the usage) and the
+``{id}/uptime`` route, whose ``uptime`` joins the details instead: null
+from Berth's drivers, which report none (Nova's answer for such a driver;
+below 2.88 ``uptime`` is a 501). Below 2.53 the ``{pattern}/search`` and
+``{pattern}/servers`` sub-resources find hypervisors by name; from 2.53
+the list's ``hypervisor_hostname_pattern`` and ``with_servers`` replace
+them.
 """
 
 import urllib.parse
@@ -29,6 +34,11 @@ CPU_INFO_OBJECT_VERSION = (2, 28)
 # NOTE: from 2.75 ``servers`` is there (maybe empty) whenever asked for;
 # before, a hypervisor without servers had no ``servers`` key.
 EMPTY_SERVERS_VERSION = (2, 75)
+# NOTE: 2.88 drops the usage fields, cpu_info, statistics and the uptime
+# route, and shows uptime in the details.
+NO_USAGE_VERSION = (2, 88)
+_USAGE_FIELDS = ('vcpus', 'memory_mb', 'local_gb', 'vcpus_used',
+                 'memory_mb_used', 'local_gb_used')
 
 
 def _service_for(ctx, cell, node, cache):
@@ -57,18 +67,13 @@ def _basic(req, node, service):
     }
 
 
-def _detail(req, node, service):
-    body = _basic(req, node, service)
+def _usage(req, node):
+    """The usage fields Nova shows below 2.88."""
     cpu_info = node['cpu_info']
     if not util.at_least(req, CPU_INFO_OBJECT_VERSION):
         cpu_info = util.json_text(cpu_info)
+    body = {name: node[name] for name in _USAGE_FIELDS}
     body.update({
-        'vcpus': node['vcpus'],
-        'memory_mb': node['memory_mb'],
-        'local_gb': node['local_gb'],
-        'vcpus_used': node['vcpus_used'],
-        'memory_mb_used': node['memory_mb_used'],
-        'local_gb_used': node['local_gb_used'],
         'free_ram_mb': (node['free_ram_mb'] if node['free_ram_mb'] is not None
                         else node['memory_mb'] - node['memory_mb_used']),
         'free_disk_gb': (node['free_disk_gb']
@@ -77,10 +82,17 @@ def _detail(req, node, service):
         'current_workload': node['current_workload'] or 0,
         'running_vms': node['running_vms'] or 0,
         'disk_available_least': node['free_disk_gb'],
+        'cpu_info': cpu_info if cpu_info is not None else {},
+    })
+    return body
+
+
+def _detail(req, node, service):
+    body = _basic(req, node, service)
+    body.update({
         'hypervisor_type': node['hypervisor_type'],
         'hypervisor_version': node['hypervisor_version'],
         'host_ip': node['host_ip'],
-        'cpu_info': cpu_info if cpu_info is not None else {},
         'service': {
             'host': node['host'],
             'id': (service['uuid'] if util.at_least(req, UUID_VERSION)
@@ -89,6 +101,12 @@ def _detail(req, node, service):
             else None,
         },
     })
+    if util.at_least(req, NO_USAGE_VERSION):
+        # NOTE: Berth's agents report no uptime; Nova answers null for a
+        # driver without one.
+        body['uptime'] = None
+    else:
+        body.update(_usage(req, node))
     return body
 
 
@@ -232,11 +250,12 @@ def show_hypervisor(req):
 
 
 def hypervisor_uptime(req):
-    """GET /os-hypervisors/{hypervisor_id}/uptime: 501.
+    """GET /os-hypervisors/{hypervisor_id}/uptime (below 2.88): 501.
 
     Nova asks the compute agent's host; Berth's agents do not report an
     uptime, and clients (the ``openstack`` CLI) expect a 501 then.
     """
+    util.require_version_below(req, NO_USAGE_VERSION)
     policies.authorize(req, 'os_compute_api:os-hypervisors:uptime')
     _find(req)
     raise errors.NotImplementedYet('Virt driver does not implement uptime '
@@ -270,7 +289,10 @@ def hypervisor_servers(req):
 
 
 def hypervisor_statistics(req):
-    """GET /os-hypervisors/statistics (admin): totals over every node."""
+    """GET /os-hypervisors/statistics (admin, below 2.88): totals over
+    every node.
+    """
+    util.require_version_below(req, NO_USAGE_VERSION)
     policies.authorize(req, 'os_compute_api:os-hypervisors:statistics')
     ctx = util.context(req)
     keys = ('vcpus', 'memory_mb', 'local_gb', 'vcpus_used',

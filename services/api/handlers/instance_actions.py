@@ -5,12 +5,14 @@
 
 What was done to a server (``create``, ``delete``...) and, for admins,
 each action's events (``conductor_schedule_and_build_instances``,
-``compute_build_and_run_instance``...) with their results. A server that
+``compute_build_and_run_instance``...) with their results, and from 2.84
+the ``details`` of a failed one. A server that
 is still a build request has no actions yet: they live in its cell.
 """
 
 from oslo_utils import timeutils
 
+from common.db import decision_records
 from common.db import instance_records
 from services.api import cell_hosts
 from services.api import errors
@@ -25,6 +27,9 @@ UPDATED_AT_VERSION = (2, 58)
 PAGING_VERSION = (2, 58)
 CHANGES_BEFORE_VERSION = (2, 66)
 EVENT_HOST_VERSION = (2, 62)
+# NOTE: from 2.84 an event shows ``details``: what went wrong when it
+# failed (Nova's fault wording), else null.
+EVENT_DETAILS_VERSION = (2, 84)
 # NOTE: from 2.21 a deleted server's actions stay readable, as Nova.
 DELETED_VERSION = (2, 21)
 
@@ -66,7 +71,23 @@ def _event_view(req, event, project_id, show_traceback):
         body['hostId'] = server_view.host_id(project_id, event['host'])
         if show_traceback:
             body['host'] = event['host']
+    if util.at_least(req, EVENT_DETAILS_VERSION):
+        body['details'] = _failure_details(event)
     return body
+
+
+def _failure_details(event):
+    """What went wrong with a failed event, else None.
+
+    NOTE: a placing event's details column holds the decision record of
+    the placement (common/db/decision_records.py), Berth's own and not
+    shown here; Nova fills details only when an event fails.
+    """
+    if (event['result'] or '').lower() != 'error':
+        return None
+    if decision_records.is_record(event['details']):
+        return None
+    return event['details']
 
 
 def _time_param(req, name):

@@ -18,12 +18,14 @@ from services.api import cell_hosts
 from services.api import deletion
 from services.api import down_cells
 from services.api import errors
+from services.api import hostnames
 from services.api import policies
 from services.api.records import aggregates as agg_records
 from services.api.records import keypairs as keypair_records
 from services.api.records import server_groups as group_records
 from services.api.schemas import servers as schema
 from services.api.schemas import types
+from services.api import server_filters
 from services.api import server_lookup
 from services.api import server_view
 from services.api import util
@@ -31,8 +33,6 @@ from services.api import util
 REQUESTED_DESTINATION_VERSION = (2, 74)
 CHANGES_BEFORE_VERSION = (2, 66)
 SERVER_GROUPS_VERSION = (2, 71)
-_FILTERS = ('name', 'status', 'availability_zone', 'reservation_id',
-            'node', 'image', 'flavor')
 # NOTE: digits, upper and lower case without the characters people
 # mistake for one another (0/O, 1/I/l), as Nova's generated passwords.
 PASSWORD_GROUPS = ('23456789', 'ABCDEFGHJKLMNPQRSTUVWXYZ',
@@ -177,7 +177,7 @@ def _list(req, action, detail):
     project_id = _project_scope(req, action)
     max_limit = util.conf(req).api.max_limit
     limit = min(util.query_int(req, 'limit', max_limit), max_limit)
-    filters = {k: req.GET[k] for k in _FILTERS if k in req.GET}
+    filters = server_filters.from_request(req)
     _check_status_filter(req, filters.get('status'))
     _check_query_names(req)
     changes = _change_filters(req)
@@ -385,6 +385,7 @@ def _boot_request(req, body):
     _unsupported(data)
     _check_networks(data)
     min_count, max_count = _counts(req, data)
+    hostnames.check_count(data.get('hostname'), max_count)
     hints = boot.normalize_hints(body.get('os:scheduler_hints') or
                                  body.get('OS-SCH-HNT:scheduler_hints'))
     place = _placement(req, data)
@@ -400,7 +401,7 @@ def _boot_request(req, body):
         name=data['name'], flavor=flavor, image=image, placement=place,
         hints=hints, metadata=metadata, key_name=key_name,
         key_data=key_data, description=data.get('description'),
-        tags=list(data.get('tags') or []),
+        hostname=data.get('hostname'), tags=list(data.get('tags') or []),
         group=boot.group_for_boot(ctx, conf, hints, ctx.project_id,
                                   min_count, project_limits=limits),
         min_count=min_count, max_count=max_count,
@@ -479,18 +480,19 @@ def create_server(req):
 
 # The update body's keys and the instance columns they set.
 _UPDATABLE = {'name': 'display_name', 'description': 'display_description',
-              'accessIPv4': 'access_ip_v4', 'accessIPv6': 'access_ip_v6'}
+              'accessIPv4': 'access_ip_v4', 'accessIPv6': 'access_ip_v6',
+              'hostname': 'hostname'}
 
 
 def update_server(req):
     """PUT /servers/{server_id}: rename, describe (2.19), set the access
-    addresses.
+    addresses or the hostname (2.90).
 
     :raises errors.Conflict: the server is still a build request.
     """
     instance, cell = find_authorized(req, 'os_compute_api:servers:update')
-    body_schema = (schema.UPDATE_V219 if util.at_least(
-        req, server_view.DESCRIPTION_VERSION) else schema.UPDATE)
+    body_schema = next(found for version, found in schema.UPDATE_BY_VERSION
+                       if util.at_least(req, version))
     data = util.extract_json(req, body_schema)['server']
     values = {column: data[key] for key, column in _UPDATABLE.items()
               if key in data}

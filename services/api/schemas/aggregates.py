@@ -81,3 +81,22 @@ ACTION = {
     'maxProperties': 1,
     'additionalProperties': False,
 }
+
+# 2.81: POST /os-aggregates/{id}/images, the images to pre-cache.
+CACHE_IMAGES = {
+    'type': 'object',
+    'properties': {
+        'cache': {
+            'type': 'array',
+            'minItems': 1,
+            'items': {
+                'type': 'object',
+                'properties': {'id': {'type': 'string', 'format': 'uuid'}},
+                'required': ['id'],
+                'additionalProperties': False,
+            },
+        },
+    },
+    'required': ['cache'],
+    'additionalProperties': False,
+}

@@ -7,12 +7,13 @@ Berth schedules servers; it has no networks or volumes. Their fields are
 accepted where Nova's clients always send them (``networks: "auto"`` from
 2.37, ``security_groups``...) and otherwise ignored; booting from a volume
 is refused by the handler. ``key_name`` names one of the caller's key
-pairs, ``description`` (2.19) and ``tags`` (2.52) are kept with the
-server.
+pairs, ``description`` (2.19), ``tags`` (2.52) and ``hostname`` (2.90,
+a fully qualified one from 2.94) are kept with the server.
 """
 
 import copy
 
+from services.api import hostnames
 from services.api.schemas import types
 
 _HOST_LIST = {
@@ -145,8 +146,14 @@ CREATE_V274 = _version(CREATE_V263, {
                             'maxLength': 255},
 })
 
+# 2.90: a hostname of the user's choice; 2.94: a fully qualified one.
+CREATE_V290 = _version(CREATE_V274, {'hostname': hostnames.HOSTNAME})
+CREATE_V294 = _version(CREATE_V274, {'hostname': hostnames.FQDN})
+
 # (minimum microversion, schema), newest first.
 CREATE_BY_VERSION = [
+    ((2, 94), CREATE_V294),
+    ((2, 90), CREATE_V290),
     ((2, 74), CREATE_V274),
     ((2, 63), CREATE_V263),
     ((2, 57), CREATE_V257),
@@ -178,3 +185,17 @@ UPDATE = {
 UPDATE_V219 = copy.deepcopy(UPDATE)
 UPDATE_V219['properties']['server']['properties']['description'] = (
     types.DESCRIPTION)
+UPDATE_V290 = copy.deepcopy(UPDATE_V219)
+UPDATE_V290['properties']['server']['properties']['hostname'] = (
+    hostnames.HOSTNAME)
+UPDATE_V294 = copy.deepcopy(UPDATE_V219)
+UPDATE_V294['properties']['server']['properties']['hostname'] = (
+    hostnames.FQDN)
+
+# (minimum microversion, schema), newest first.
+UPDATE_BY_VERSION = [
+    ((2, 94), UPDATE_V294),
+    ((2, 90), UPDATE_V290),
+    ((2, 19), UPDATE_V219),
+    ((2, 1), UPDATE),
+]

@@ -236,6 +236,17 @@ class ComputeDriver(object, metaclass=abc.ABCMeta):
             uuid=instance_uuid,
             reason='the %s driver cannot snapshot' % type(self).__name__)
 
+    def cache_image(self, host, image_id):
+        """Fetch image ``image_id`` into ``host``'s image cache ahead of
+        the boots that will use it (compute API 2.81).
+
+        :returns: True when it was fetched now, False when the cache had
+            it already.
+        :raises NotImplementedError: the driver keeps no image cache (the
+            default; the request counts the image ``unsupported``).
+        """
+        raise NotImplementedError()
+
     # Resize and cold migration (services/compute/resize.py). The defaults
     # suit a driver whose guests are records on each host: moving one is
     # creating it on the destination and removing it from the source.

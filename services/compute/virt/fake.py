@@ -13,7 +13,8 @@ start, reboot, pause, suspend...), rebuilds and snapshots can be slowed
 down (``action_latency``) or fail at random (``action_failure_rate``);
 power operations and the steps of a resize or cold migration also always
 (``fail_actions``). Each guest keeps its power state; a snapshot's "data"
-is the guest's record. A live migration's copy takes
+is the guest's record; an image pre-cached on a host (compute API 2.81)
+is remembered in ``cached_images``. A live migration's copy takes
 ``live_migration_time`` (or its destination's
 ``live_migration_time_by_host``) in ten steps, reporting progress and
 heeding abort and force-complete between them; its pre-checks or its copy
@@ -164,6 +165,8 @@ class FakeDriver(driver.ComputeDriver):
         self._lock = threading.Lock()
         self._random = random.Random()
         self.snapshots = {}
+        # host -> the ids of the images in its simulated image cache.
+        self.cached_images = {host: set() for host in self._hosts}
         self._template = self._make_template()
 
     def _make_template(self):
@@ -278,6 +281,18 @@ class FakeDriver(driver.ComputeDriver):
             self.snapshots[image_id] = (host, instance_uuid)
         return driver.SnapshotResult(
             size=len(data), checksum=hashlib.md5(data).hexdigest())
+
+    def cache_image(self, host, image_id):
+        """See :meth:`ComputeDriver.cache_image`: the image id is recorded
+        in the host's simulated cache.
+        """
+        with self._lock:
+            cached = self.cached_images.setdefault(host, set())
+            if image_id in cached:
+                return False
+            cached.add(image_id)
+        LOG.debug('Fake host %s cached image %s', host, image_id)
+        return True
 
     # --- resize and cold migration ----------------------------------------
 

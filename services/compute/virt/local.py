@@ -10,7 +10,8 @@ flags from ``/proc/cpuinfo``, disk from ``statvfs`` of ``instances_path``,
 assignable PCI devices from ``/sys/bus/pci/devices`` filtered by
 ``[pci] device_spec``. An instance "runs" as a directory holding its
 record; deleting it renames the directory to ``<uuid>_del`` first, so a
-delete interrupted by a crash is finished at the next start.
+delete interrupted by a crash is finished at the next start. An image
+pre-cached on the host (compute API 2.81) is a record under ``_base``.
 """
 
 import hashlib
@@ -32,6 +33,9 @@ GUEST_FILE = 'guest.json'
 DELETED_SUFFIX = '_del'
 # NOTE: snapshots of guests, one file per image (not a guest directory).
 SNAPSHOTS_DIR = 'snapshots'
+# NOTE: the image cache, one record per pre-cached image, where Nova's
+# libvirt driver keeps its cached base images.
+IMAGE_CACHE_DIR = '_base'
 
 # NOTE: /proc/cpuinfo flag -> os-traits suffix where they differ; any
 # other flag whose upper-case name is a HW_CPU_X86_ trait maps directly.
@@ -298,6 +302,25 @@ class LocalDriver(driver.ComputeDriver):
                                                reason=exc)
         return driver.SnapshotResult(size=len(data),
                                      checksum=hashlib.md5(data).hexdigest())
+
+    def cache_image(self, host, image_id):
+        """See :meth:`ComputeDriver.cache_image`: a record of the image
+        in ``<instances_path>/_base/<image_id>`` (instances here have no
+        disk to fill from it).
+        """
+        if not image_id or os.path.basename(image_id) != image_id or (
+                image_id.startswith('.')):
+            raise ValueError('%r is no image id' % image_id)
+        folder = os.path.join(self.conf.instances_path, IMAGE_CACHE_DIR)
+        target = os.path.join(folder, image_id)
+        if os.path.exists(target):
+            return False
+        os.makedirs(folder, exist_ok=True)
+        with open(target + '.tmp', 'w') as f:
+            json.dump({'image_id': image_id, 'host': host}, f)
+        os.replace(target + '.tmp', target)
+        LOG.info('Image %s cached in %s', image_id, folder)
+        return True
 
     def _record(self, instance_uuid):
         return os.path.join(self._guest_dir(instance_uuid), GUEST_FILE)

@@ -81,6 +81,10 @@ class FakeConductor(object):
         self.live_migrations = getattr(self, 'live_migrations', [])
         self.live_migrations.append(dict(kwargs, uuid=instance_uuid))
 
+    def cache_images(self, ctxt, aggregate, image_ids):
+        self.image_caches = getattr(self, 'image_caches', [])
+        self.image_caches.append((aggregate, list(image_ids)))
+
 
 class FakeCompute(object):
     """Records terminate_instance casts."""
@@ -286,13 +290,14 @@ class World(object):
         """A live instance row in a cell database; returns its uuid."""
         instance_uuid = str(uuid.uuid4())
         values.setdefault('vm_state', 'active')
+        values.setdefault('user_id', 'admin')
+        values.setdefault('display_name', 'vm-%s' % instance_uuid[:4])
         values.setdefault('flavor', json.dumps(
             {'name': 'm1', 'flavorid': 'm1', 'vcpus': 1, 'memory_mb': 512,
              'root_gb': 1, 'ephemeral_gb': 0, 'swap': 0,
              'extra_specs': {}}))
         self.insert(cell, cell_tables.instances, uuid=instance_uuid,
                     host=host, node=host, project_id=project_id,
-                    user_id='admin', display_name='vm-%s' % instance_uuid[:4],
                     deleted=0, created_at=timeutils.utcnow(), **values)
         self.insert('api', api_tables.instance_mappings,
                     instance_uuid=instance_uuid, project_id=project_id,

@@ -208,3 +208,57 @@ def test_each_flavor_keeps_its_own_extra_specs_and_projects(world):
     _s, body, _ = client.get(V + '/flavors/%s/os-flavor-access' % first)
     assert [a['tenant_id'] for a in body['flavor_access']] == [
         'p3', 'p1', 'p2']
+
+
+@pytest.mark.parametrize('key,value,message', [
+    ('hw:no_such_key', 'x', "Validation failed; extra spec 'hw:no_such_key' "
+     "does not appear to be a valid extra spec."),
+    ('resources:NOT_A_CLASS', '1', "Validation failed; extra spec "
+     "'resources:NOT_A_CLASS' does not appear to be a valid extra spec."),
+    ('hw:cpu_policy', 'spread', "Validation failed; 'spread' is not one of: "
+     "shared, dedicated, mixed."),
+    ('hw:cpu_thread_policy', 'avoid', "Validation failed; 'avoid' is not "
+     "one of: prefer, isolate, require."),
+    ('hw:numa_nodes', 'two', "Validation failed; 'two' is not a valid "
+     "integer value."),
+    ('hw:numa_nodes', '0', "Validation failed; '0' is less than the min "
+     "value of '1'."),
+    ('hw:cpu_realtime', 'maybe', "Validation failed; 'maybe' is not a valid "
+     "boolean-like value."),
+    ('hw:mem_page_size', '2XB', "Validation failed; '2XB' is not of the "
+     "format '(large|small|any|\\d+([kKMGT]i?)?(b|bit|B)?)'."),
+    ('vmware:hw_versions', '13', "Validation failed; extra spec "
+     "'vmware:hw_versions' does not appear to be a valid extra spec."),
+    ('powervm:shared_weight', '300', "Validation failed; '300' is greater "
+     "than the max value of '255'."),
+])
+def test_2_86_answers_with_novas_words(world, key, value, message):
+    flavor = helpers.make_flavor(world.client)
+    status, body, _ = world.client.post(
+        V + '/flavors/%s/os-extra_specs' % flavor,
+        {'extra_specs': {key: value}}, version='2.86')
+    assert (status, body['badRequest']['message']) == (400, message)
+    status, body, _ = world.client.put(
+        V + '/flavors/%s/os-extra_specs/%s' % (flavor, key), {key: value},
+        version='2.86')
+    assert (status, body['badRequest']['message']) == (400, message)
+
+
+def test_below_2_86_berth_names_the_key_and_leaves_nova_namespaces(world):
+    flavor = helpers.make_flavor(world.client)
+    path = V + '/flavors/%s/os-extra_specs' % flavor
+    status, body, _ = world.client.post(
+        path, {'extra_specs': {'hw:numa_nodes': 'two'}}, version='2.85')
+    assert status == 400
+    assert body['badRequest']['message'] == (
+        "Invalid value 'two' for extra spec hw:numa_nodes: must be an "
+        "integer >= 1 and <= 2147483647.")
+    # NOTE: Nova's 2.86 namespaces are free-form before, as they were.
+    specs = {'vmware:hw_versions': '13', 'powervm:shared_weight': '300'}
+    status, body, _ = world.client.post(path, {'extra_specs': specs},
+                                        version='2.85')
+    assert status == 200, body
+    status, body, _ = world.client.post(path, {'extra_specs': {
+        'powervm:shared_weight': '128', 'vmware:storage_policy': 'gold',
+        'powervm:proc_units': '0.5'}}, version='2.86')
+    assert status == 200, body

@@ -6,14 +6,9 @@
 import base64
 import hashlib
 
-import pytest
-
 from common.db import api_tables
 from common.db import cell_tables
-from services.api import errors
 from services.api import keypair_keys
-from services.api.schemas import keypairs as schema
-from services.api import util
 from tests.unit.api import helpers
 from tests.unit.api.helpers import V
 
@@ -76,16 +71,22 @@ def test_generated_key_pair_has_a_private_key_that_matches(world):
     assert 'PRIVATE' not in row['public_key']
 
 
-def test_2_92_schema_requires_a_public_key_and_allows_at_and_dot():
-    # NOTE: through the schema: Berth's maximum microversion may be
-    # below 2.92.
-    body = {'keypair': {'name': 'alice@host.example'}}
-    with pytest.raises(errors.BadRequest):
-        util.validate(body, schema.CREATE_V292)
-    body['keypair']['public_key'] = PUBLIC_KEY
-    util.validate(body, schema.CREATE_V292)
-    with pytest.raises(errors.BadRequest):
-        util.validate(body, schema.CREATE_V210)
+def test_2_92_imports_only_and_allows_at_and_dot_in_names(world):
+    status, body, _r = _create(world, name='alice@host.example',
+                               public_key=None, version='2.92')
+    assert status == 400, body
+    assert 'public_key' in body['badRequest']['message']
+    status, body, _r = _create(world, name='alice@host.example',
+                               version='2.91')
+    assert status == 400, body
+    assert _keypairs(world) == []
+    status, body, _r = _create(world, name='alice@host.example',
+                               version='2.92')
+    assert status == 201, body
+    assert 'private_key' not in body['keypair']
+    status, body, _r = _create(world, name='gen', public_key=None,
+                               version='2.91')
+    assert status == 201 and body['keypair']['private_key']
 
 
 def test_x509_key_pair_fingerprint_is_sha1_of_the_der(world):

@@ -13,7 +13,7 @@ def test_versions_are_contiguous():
     """Guard: every minor version from 2.1 to the maximum, once each."""
     parsed = [microversion.parse(v) for v in microversion.VERSIONS]
     assert parsed == [(2, minor) for minor in range(1, len(parsed) + 1)]
-    assert microversion.MAX_VERSION == (2, 80)
+    assert microversion.MAX_VERSION == (2, 95)
 
 
 @pytest.mark.parametrize('headers,expected', [
@@ -24,14 +24,14 @@ def test_versions_are_contiguous():
     ({'x-openstack-nova-api-version': '2.12'}, (2, 12)),
     ({'openstack-api-version': 'compute 2.20',
       'x-openstack-nova-api-version': '2.12'}, (2, 20)),
-    ({'openstack-api-version': 'compute latest'}, (2, 80)),
+    ({'openstack-api-version': 'compute latest'}, (2, 95)),
 ])
 def test_from_headers(headers, expected):
     assert microversion.from_headers(headers) == expected
 
 
 @pytest.mark.parametrize('value,status', [
-    ('compute 2.x', 400), ('compute 3.0', 406), ('compute 2.81', 406),
+    ('compute 2.x', 400), ('compute 3.0', 406), ('compute 2.96', 406),
     ('compute 2.0', 406)])
 def test_bad_versions(value, status):
     with pytest.raises(microversion.MicroversionError) as info:
@@ -47,7 +47,7 @@ def test_documents_and_headers(world):
     assert (v20['id'], v20['status'], v20['version']) == (
         'v2.0', 'SUPPORTED', '')
     assert (doc['id'], doc['version'], doc['min_version']) == (
-        'v2.1', '2.80', '2.1')
+        'v2.1', '2.95', '2.1')
     assert resp.headers['OpenStack-API-Version'] == 'compute 2.1'
     assert resp.headers['X-OpenStack-Nova-API-Version'] == '2.1'
     assert 'OpenStack-API-Version' in resp.headers['Vary']

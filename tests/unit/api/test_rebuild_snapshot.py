@@ -103,13 +103,14 @@ def test_rebuild_bodies_nova_refuses_are_400_naming_the_field(world, body,
 @pytest.mark.parametrize('version,field,ok', [
     ('2.18', 'description', False), ('2.19', 'description', True),
     ('2.53', 'key_name', False), ('2.56', 'personality', True),
-    ('2.57', 'personality', False), ('2.79', 'hostname', False),
+    ('2.57', 'personality', False), ('2.89', 'hostname', False),
+    ('2.90', 'hostname', True),
 ])
 def test_rebuild_fields_follow_the_microversion(world, image, version, field,
                                                 ok):
     server = world.add_instance('cell1', host='c1')
     value = {'description': 'd', 'key_name': 'k', 'personality': [],
-             'hostname': 'h'}[field]
+             'hostname': 'hh'}[field]
     status, reply, _ = _action(world, server, {'rebuild': {
         'imageRef': image, field: value}}, version=version)
     assert (status == 202) == ok, reply

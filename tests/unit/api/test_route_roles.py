@@ -172,6 +172,8 @@ TABLE = [
          {'set_metadata': {'metadata': {'k': 'v'}}}),
     _row('POST', '/os-aggregates/{aggregate_id}/action', ADMIN_ONLY,
          'add_host'),
+    _row('POST', '/os-aggregates/{aggregate_id}/images', _admin(202),
+         'cache_images'),
     _row('GET', '/os-availability-zone', ALL_200),
     _row('GET', '/os-availability-zone/detail', ADMIN_ONLY),
     _row('GET', '/os-server-groups', ALL_200),
@@ -494,6 +496,9 @@ class Fixtures(object):
                                            project_id='projA')
             return {'events': [{'name': 'network-changed',
                                 'server_uuid': uuid}]}, None, {}
+        if row.body == 'cache_images':
+            return {'cache': [{'id': self.public_image}]}, None, {
+                'OpenStack-API-Version': 'compute 2.81'}
         if row.body == 'add_host':
             host, _node = self._host()
             return {'add_host': {'host': host}}, None, {}

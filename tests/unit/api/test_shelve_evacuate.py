@@ -280,3 +280,69 @@ def test_a_failed_evacuate_cast_undoes_everything(world, conductor):
     assert status == 503
     assert _state(world, server) == ('active', None)
     assert [m['status'] for m in _migrations(world, server)] == ['error']
+
+
+# --- 2.91: unshelve to a host, a null zone; 2.95: evacuated servers stop
+
+def test_unshelve_to_a_host_from_2_91(world, conductor):
+    world.add_host('c1')
+    world.add_host('c2')
+    server = world.add_instance('cell1', vm_state='shelved_offloaded',
+                                project_id='projA')
+    body = {'unshelve': {'host': 'c2'}}
+    status, _reply, _ = _action(world, server, body, version='2.90')
+    assert status == 400
+    assert conductor.casts == []
+    status, reply, _ = _action(world, server, body, version='2.91',
+                               token=MEMBER)
+    assert status == 403, reply
+    status, reply, _ = _action(world, server, {'unshelve': {
+        'host': 'nowhere'}}, version='2.91')
+    assert (status, _message(reply)) == (
+        400, 'Compute host nowhere could not be found.')
+    status, reply, _ = _action(world, server, body, version='2.91')
+    assert status == 202, reply
+    assert conductor.casts == [('unshelve_instance', {
+        'instance_uuid': server, 'zone_given': False,
+        'availability_zone': None, 'host': 'c2'})]
+    assert _state(world, server) == ('shelved_offloaded', 'unshelving')
+
+
+def test_a_null_zone_unpins_from_2_91(world, conductor):
+    world.add_host('c1')
+    server = world.add_instance('cell1', vm_state='shelved_offloaded')
+    body = {'unshelve': {'availability_zone': None}}
+    status, _reply, _ = _action(world, server, body, version='2.90')
+    assert status == 400
+    status, reply, _ = _action(world, server, body, version='2.91')
+    assert status == 202, reply
+    assert conductor.casts[-1][1]['zone_given'] is True
+    assert conductor.casts[-1][1]['availability_zone'] is None
+
+
+def test_a_host_outside_the_requested_zone_is_a_400(world, conductor):
+    world.add_host('c1')
+    server = world.add_instance('cell1', vm_state='shelved_offloaded')
+    status, reply, _ = _action(world, server, {'unshelve': {
+        'host': 'c1', 'availability_zone': 'other'}}, version='2.91')
+    assert status == 400
+    assert conductor.casts == []
+
+
+@pytest.mark.parametrize('vm_state,version,target', [
+    ('active', '2.94', None),
+    ('stopped', '2.94', 'stopped'),
+    ('active', '2.95', 'stopped'),
+    ('error', '2.95', 'stopped'),
+])
+def test_evacuated_servers_end_stopped_from_2_95(world, conductor, vm_state,
+                                                 version, target):
+    world.add_host('c1', forced_down=True)
+    world.add_host('c2')
+    server = world.add_instance('cell1', host='c1', vm_state=vm_state)
+    status, body, _ = _action(world, server, {'evacuate': {'host': 'c2'}},
+                              version=version)
+    assert (status, body) == (200, None)
+    [(name, cast)] = conductor.casts
+    assert (name, cast['host'], cast['target_state']) == (
+        'evacuate_instance', 'c2', target)

@@ -339,7 +339,10 @@ def test_external_events_codes(world):
 def test_external_event_names_by_version(world):
     uuid = world.add_instance('cell1', host='node0', project_id='projA')
     for name, first, before in (('volume-extended', '2.51', '2.50'),
-                                ('power-update', '2.76', '2.75')):
+                                ('power-update', '2.76', '2.75'),
+                                ('accelerator-request-bound', '2.82',
+                                 '2.81'),
+                                ('volume-reimaged', '2.93', '2.92')):
         event = {'name': name, 'server_uuid': uuid, 'tag': 'POWER_ON'}
         assert _events(world, event, version=before)[0] == 400
         assert _events(world, event, version=first)[0] == 200

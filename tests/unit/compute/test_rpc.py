@@ -152,3 +152,12 @@ def test_servicegroup_driver_conductor_is_registered_by_the_agent(conf):
     assert isinstance(driver, servicegroup_conductor.ConductorDriver)
     assert isinstance(driver.conductor, conductor_rpcapi.ConductorAPI)
     assert driver.conductor.client.target.topic == 'conductor'
+
+
+def test_image_pre_cache_call_answers_per_image(services):
+    agent = services[0].agent
+    api = rpcapi.ComputeAPI()
+    image = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
+    assert api.cache_images(CTXT, 'cn-1', [image]) == {image: 'cached'}
+    assert api.cache_images(CTXT, 'cn-1', [image]) == {image: 'existing'}
+    assert agent.driver.cached_images == {'cn-0': set(), 'cn-1': {image}}

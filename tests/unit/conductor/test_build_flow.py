@@ -99,6 +99,8 @@ def test_no_valid_host_buries_every_instance_in_cell0(world):
         assert action['action'] == 'create' and action['message'] == 'Error'
         assert action['events'][0]['event'] == \
             'conductor_schedule_and_build_instances'
+        # 2.84's details: the fault's message, as Nova words it.
+        assert action['events'][0]['details'] == row.fault['message']
     assert world.compute.builds == []
     assert [e[1] for e in world.notifier.sent] == [
         'instance.create.error'] * 2
@@ -120,6 +122,10 @@ def test_a_scheduler_timeout_also_frees_claims(world):
                                         instances[0].uuid)
     assert row.fault['message'].startswith('MessagingTimeout')
     assert 'Traceback' in row.fault['details']
+    # NOTE: a library's exception: its class name only in the event.
+    action, = instance_records.list_actions(fx.ctxt(), world.cell0,
+                                            instances[0].uuid)
+    assert action['events'][0]['details'] == 'MessagingTimeout'
     assert world.placement.allocations(instances[0].uuid) == {}
 
 

@@ -8,6 +8,7 @@ end to end, and every record call the compute agents make, with the
 exceptions they must see as themselves.
 """
 
+import threading
 import time
 
 import oslo_messaging as messaging
@@ -353,3 +354,19 @@ def test_a_move_call_notices_a_dead_conductor_within_the_rpc_timeout(
         CONF.clear_override('long_rpc_timeout')
         CONF.clear_override('schedule_timeout', group='conductor')
     assert (seen['timeout'], seen['call_monitor_timeout']) == (timeout, 10)
+
+
+def test_the_image_pre_cache_cast_reaches_the_workflow(served, monkeypatch):
+    _world, api = served
+    seen = []
+    done = threading.Event()
+
+    def cache_images(conductor, ctxt, aggregate, image_ids):
+        seen.append((aggregate, image_ids))
+        done.set()
+    monkeypatch.setattr(manager.image_cache, 'cache_images', cache_images)
+    aggregate = {'id': 1, 'uuid': 'u', 'name': 'a', 'hosts': ['h1'],
+                 'metadata': {}}
+    api.cache_images(fx.ctxt(), aggregate, ('image-1',))
+    assert done.wait(10)
+    assert seen == [(aggregate, ['image-1'])]
