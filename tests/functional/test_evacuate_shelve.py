@@ -253,3 +253,55 @@ def test_the_openstack_client(cloud, boot_args):
         moves.force_down(cloud, HOSTS[1], down=False)
     moves.assert_placement_matches_servers(
         cloud, held_by_migrations={HOSTS[1]: [moving]})
+
+
+# --- microversions 2.95 and 2.91 ---------------------------------------------
+
+def test_evacuate_at_2_95_ends_shutoff_on_the_new_host(cloud, boot_args):
+    """Runs after the client test, whose evacuated server's source is
+    still held: the agent restart at the end cleans both up.
+    """
+    server = _boot(cloud, boot_args, 'evac-2.95', HOSTS[3])
+    moves.force_down(cloud, HOSTS[3])
+    try:
+        status, body = moves.action(cloud, server, {'evacuate': {
+            'host': HOSTS[1]}}, version='2.95')
+        assert (status, body) == (200, None)
+        shown = moves.wait(cloud, server, 'SHUTOFF')
+        assert shown['OS-EXT-SRV-ATTR:host'] == HOSTS[1]
+        assert shown['OS-EXT-STS:power_state'] == 4
+        assert _actions(cloud, server)[0] == 'evacuate'
+        assert [m['status'] for m in moves.migrations(cloud, server)] == [
+            'done']
+    finally:
+        moves.force_down(cloud, HOSTS[3], down=False)
+    cloud.restart('berth-compute')
+    cloud.wait_for_hosts()
+    moves.assert_placement_matches_servers(cloud, timeout=60)
+    cloud.compute.delete_server(server)
+    moves.assert_placement_matches_servers(cloud)
+
+
+def test_unshelve_at_2_91_to_a_named_host(cloud, boot_args):
+    server = _boot(cloud, boot_args, 'shelf-2.91', HOSTS[1])
+    for action, status in (('shelve', 'SHELVED'),
+                           ('shelveOffload', 'SHELVED_OFFLOADED')):
+        moves.action(cloud, server, {action: None})
+        moves.wait(cloud, server, status)
+    status, body = moves.action(cloud, server, {'unshelve': {
+        'host': HOSTS[3]}}, version='2.90')
+    assert status == 400, body
+    # The server's zone (the default one) still binds the host.
+    status, body = moves.action(cloud, server, {'unshelve': {
+        'host': HOSTS[2]}}, version='2.91')
+    assert status == 400, body
+    assert body['badRequest']['message'] == (
+        'Host "%s" is not in the availability zone "nova".' % HOSTS[2])
+    status, body = moves.action(cloud, server, {'unshelve': {
+        'host': HOSTS[3]}}, version='2.91')
+    assert (status, body) == (202, None)
+    shown = moves.wait(cloud, server, 'ACTIVE')
+    assert shown['OS-EXT-SRV-ATTR:host'] == HOSTS[3]
+    moves.assert_placement_matches_servers(cloud)
+    cloud.compute.delete_server(server)
+    moves.assert_placement_matches_servers(cloud)
