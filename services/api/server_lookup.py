@@ -101,10 +101,17 @@ def _changed_within(instance, filters):
             (before is None or changed <= before))
 
 
-def _matches(instance, filters):
-    return _changed_within(instance, filters) and server_filters.matches(
-        instance, {k: v for k, v in filters.items()
-                   if k not in ('changes-since', 'changes-before')})
+_CHANGE_FILTERS = ('changes-since', 'changes-before')
+
+
+def _matching(pairs, filters, tag_filters):
+    """The (instance, cell) pairs that pass every filter."""
+    field_filters = {k: v for k, v in filters.items()
+                     if k not in _CHANGE_FILTERS}
+    return [pair for pair in pairs
+            if _changed_within(pair[0], filters) and
+            server_filters.matches(pair[0], field_filters) and
+            _matches_tags(pair[0], tag_filters)]
 
 
 TAG_FILTERS = ('tags', 'tags-any', 'not-tags', 'not-tags-any')
@@ -188,9 +195,7 @@ def list_servers(ctxt, project_id=None, host=None, filters=None,
     if host is None and not deleted:
         for instance in boot_records.list_build_requests(ctxt, project_id):
             found.setdefault(instance.uuid, (instance, None))
-    servers = sorted((pair for pair in found.values()
-                      if _matches(pair[0], filters) and
-                      _matches_tags(pair[0], tag_filters)),
+    servers = sorted(_matching(found.values(), filters, tag_filters),
                      key=_sort_key, reverse=True)
     if marker is not None:
         uuids = [pair[0].uuid for pair in servers]

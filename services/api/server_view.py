@@ -197,6 +197,16 @@ class Viewer(object):
             self._extended(body, instance)
         elif util.at_least(req, hostnames.HOSTNAME_VERSION):
             body['OS-EXT-SRV-ATTR:hostname'] = hostnames.of(instance)
+        self._user_fields(body, instance, cell)
+        if self.show_host_status:
+            body['host_status'] = self.host_status(instance, cell)
+        return body
+
+    def _user_fields(self, body, instance, cell):
+        """What later microversions add of what users set: the lock and
+        its reason, the description, tags, certificates.
+        """
+        req = self.req
         if util.at_least(req, LOCKED_VERSION):
             body['locked'] = bool(instance.locked)
         if util.at_least(req, LOCKED_REASON_VERSION):
@@ -208,9 +218,6 @@ class Viewer(object):
             body['tags'] = self.tags(instance, cell)
         if util.at_least(req, TRUSTED_CERTS_VERSION):
             body['trusted_image_certificates'] = None
-        if self.show_host_status:
-            body['host_status'] = self.host_status(instance, cell)
-        return body
 
     def update_view(self, instance, cell):
         """The body of an update answer: Nova's smaller view before 2.75,
