@@ -244,13 +244,7 @@ class Scheduler(object):
     def _restrict(self, hosts, spec, record):
         """Apply ignore/force hosts and nodes and a requested cell."""
         if spec.ignore_hosts:
-            kept = [h for h in hosts if h.host not in spec.ignore_hosts]
-            if len(kept) < len(hosts):
-                # NOTE: a move ignores its source host: the record says
-                # why a candidate placement offered was never filtered.
-                record.notes.append('ignored hosts %s' % sorted(
-                    {h.host for h in hosts} - {h.host for h in kept}))
-            hosts = kept
+            hosts = _ignore(hosts, spec.ignore_hosts, record)
         if spec.force_hosts:
             hosts = [h for h in hosts if h.host in spec.force_hosts]
             record.notes.append('forced hosts %s' % spec.force_hosts)
@@ -322,3 +316,16 @@ def _removed(before, after):
         return []
     kept = {id(h) for h in after}
     return [(h.host, h.nodename) for h in before if id(h) not in kept]
+
+
+def _ignore(hosts, ignored, record):
+    """``hosts`` without the ``ignored`` ones, which the record names.
+
+    NOTE: a move ignores its source host: the record says why a candidate
+    placement offered was never filtered.
+    """
+    kept = [h for h in hosts if h.host not in ignored]
+    if len(kept) < len(hosts):
+        record.notes.append('ignored hosts %s' % sorted(
+            {h.host for h in hosts} - {h.host for h in kept}))
+    return kept
