@@ -40,6 +40,7 @@ class LiveMigrationQueue(object):
         self._cond = threading.Condition()
         self._running = collections.Counter()
         self._waiting = collections.defaultdict(collections.deque)
+        self._stopped = False
 
     def submit(self, host, work):
         """Run ``work()`` when ``host`` has a free slot."""
@@ -65,7 +66,7 @@ class LiveMigrationQueue(object):
         slot freed).
         """
         with self._cond:
-            waiting = self._waiting.get(host)
+            waiting = None if self._stopped else self._waiting.get(host)
             if waiting:
                 work = waiting.popleft()
                 if not waiting:
@@ -91,5 +92,11 @@ class LiveMigrationQueue(object):
             return self._cond.wait_for(lambda: not self._running, timeout)
 
     def shutdown(self, wait=True):
-        """Take no more; with ``wait``, let the running ones end."""
+        """Take no more and start none of those waiting (their migrations
+        stay ``queued``: the agent's restart or a conductor ends them);
+        with ``wait``, let the running ones end.
+        """
+        with self._cond:
+            self._stopped = True
+            self._waiting.clear()
         self._executor.shutdown(wait=wait)

@@ -76,3 +76,16 @@ def test_a_failing_migration_frees_its_slot():
     assert done.wait(WAIT)
     assert queue.wait_idle(WAIT) and queue.pending('h1') == 0
     queue.shutdown()
+
+
+def test_shutdown_starts_none_of_those_waiting():
+    queue = live_migration_queue.LiveMigrationQueue(per_host=1)
+    log = []
+    first, second = _Gate(log, 'a'), _Gate(log, 'b')
+    queue.submit('h1', first)
+    queue.submit('h1', second)
+    assert first.started.wait(WAIT)
+    queue.shutdown(wait=False)
+    first.opened.set()
+    assert queue.wait_idle(WAIT)
+    assert log == ['a']
