@@ -93,20 +93,30 @@ def _fault(conductor, ctxt, uuid, host, exc, tb):
 
 # --- shelve -----------------------------------------------------------------
 
+def _begin(conductor, ctxt, host, uuid, task_state, event, what):
+    """Start ``event`` of a server the API set to ``task_state``; its
+    primitive, or None when it was deleted or changed meanwhile.
+    """
+    try:
+        return conductor.instance_update(
+            ctxt, uuid, {'task_state': task_state},
+            expected_task_state=[task_state],
+            action_event=_event('start', event, host))
+    except Exception as exc:
+        if _dropped(exc, uuid, what):
+            return None
+        raise
+
+
 def shelve_instance(agent, ctxt, host, uuid):
     """Shelve one server of ``host`` (see the module doc)."""
     conductor = agent.conductor
     notifier = power.notifier(host)
     with agent.instance_locks(uuid):
-        try:
-            instance = conductor.instance_update(
-                ctxt, uuid, {'task_state': inst.SHELVING},
-                expected_task_state=[inst.SHELVING],
-                action_event=_event('start', SHELVE_EVENT, host))
-        except Exception as exc:
-            if _dropped(exc, uuid, 'shelve'):
-                return
-            raise
+        instance = _begin(conductor, ctxt, host, uuid, inst.SHELVING,
+                          SHELVE_EVENT, 'shelve')
+        if instance is None:
+            return
         notifier.emit(ctxt, 'instance.shelve.start', instance)
         offload = agent.conf.shelved_offload_time == 0
         try:
@@ -173,15 +183,10 @@ def shelve_offload_instance(agent, ctxt, host, uuid):
 def _offload(agent, ctxt, host, uuid):
     conductor = agent.conductor
     notifier = power.notifier(host)
-    try:
-        instance = conductor.instance_update(
-            ctxt, uuid, {'task_state': inst.SHELVING_OFFLOADING},
-            expected_task_state=[inst.SHELVING_OFFLOADING],
-            action_event=_event('start', OFFLOAD_EVENT, host))
-    except Exception as exc:
-        if _dropped(exc, uuid, 'offload'):
-            return
-        raise
+    instance = _begin(conductor, ctxt, host, uuid, inst.SHELVING_OFFLOADING,
+                      OFFLOAD_EVENT, 'offload')
+    if instance is None:
+        return
     notifier.emit(ctxt, 'instance.shelve_offload.start', instance)
     agent.driver.destroy(host, uuid)
     nodes = agent.tracker(host).release(uuid)
