@@ -99,8 +99,10 @@ def sync_host_instances(ctxt, database, host, changed_since=None):
         before the rows were: the clock the conductors stamp rows with
         here, 'migrations': the moves in progress to or from ``host``
         (Migration primitives), 'moving': the tracked rows of their
-        instances that are not on ``host``}. Which rows left the host is
-        told by ``uuids``, whatever their timestamps say.
+        instances that are not on ``host``, 'accepted': the uuids of the
+        migrations to ``host`` not started yet (their pre-check claims
+        stand)}. Which rows left the host is told by ``uuids``, whatever
+        their timestamps say.
     """
     since = instance_records.to_datetime(changed_since)
     columns = [_IN.c[name] for name in TRACKED_FIELDS]
@@ -126,5 +128,6 @@ def sync_host_instances(ctxt, database, host, changed_since=None):
         return {'instances': _tracked(rows),
                 'uuids': [s.uuid for s in stamps],
                 'migrations': migrations, 'moving': moving,
+                'accepted': migration_records.accepted_to_host(ctx, host),
                 'as_of': instance_records.iso_time(as_of)}
     return database.reader(fetch)(ctxt)

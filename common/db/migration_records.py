@@ -177,6 +177,18 @@ def counted_for_host(ctx, host):
     return [migration_from_row(r) for r in ctx.session.execute(query)]
 
 
+def accepted_to_host(ctx, host):
+    """The uuids of the migrations to ``host`` that are still
+    ``accepted`` (in a reader transaction ``ctx``): a live migration's
+    destination pre-check has claimed there, but nothing counts the move
+    yet.
+    """
+    query = sa.select(_MI.c.uuid).where(
+        _MI.c.deleted == 0, _MI.c.dest_compute == host,
+        _MI.c.status == migration_obj.ACCEPTED)
+    return [r.uuid for r in ctx.session.execute(query)]
+
+
 class Filters(object):
     """What ``os-migrations`` and ``/servers/{id}/migrations`` filter on.
 

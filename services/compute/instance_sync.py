@@ -68,6 +68,9 @@ class HostInstances(object):
         #: the last reply's moves: (Migration primitives in progress to
         #: or from the host, {uuid: row} of their instances elsewhere).
         self.moves = ([], {})
+        #: the last reply's migrations to the host not started yet (a
+        #: live migration between its destination's claim and its start).
+        self.accepted = frozenset()
 
     def fetch(self, ctxt):
         """The rows of the live instances on the host.
@@ -92,6 +95,7 @@ class HostInstances(object):
             self.moves = (reply.get('migrations') or [],
                           {row['uuid']: row
                            for row in reply.get('moving') or ()})
+            self.accepted = frozenset(reply.get('accepted') or ())
             self._advance(reply['as_of'], full)
             return list(self._rows.values())
 

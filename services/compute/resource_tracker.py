@@ -169,6 +169,9 @@ class ResourceTracker(object):
         started = self.clock()
         instances = self.instances.fetch(ctxt)
         migrations, moving = self.instances.moves
+        # NOTE: an accepted migration's claim (a live migration's
+        # destination check) stands until the move starts or ends.
+        standing = {m['uuid'] for m in migrations} | self.instances.accepted
         rows = dict(moving)
         rows.update((i['uuid'], i) for i in instances)
         nodenames = self.driver.get_available_nodes(self.host)
@@ -178,7 +181,7 @@ class ResourceTracker(object):
                 nodename, None) or len(nodenames) == 1]
             moves = move_usage.usages_for_node(self.host, nodename,
                                                migrations, rows) + (
-                {m['uuid'] for m in migrations},)
+                standing,)
             results[nodename] = self._update_node(
                 ctxt, nodename, mine, started, seen_by_root, placement,
                 moves)

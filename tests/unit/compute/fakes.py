@@ -182,9 +182,13 @@ class FakeConductor(object):
                       for m in moves
                       if m['instance_uuid'] in self.instances and
                       self.instances[m['instance_uuid']]['host'] != host]
+            accepted = [m['uuid'] for m in self.migrations.values()
+                        if m['dest_compute'] == host and
+                        m['status'] == migration_obj.ACCEPTED]
         return {'instances': [i for i in live if _changed(i, since)],
                 'uuids': [i['uuid'] for i in live], 'as_of': as_of,
-                'migrations': moves, 'moving': moving}
+                'migrations': moves, 'moving': moving,
+                'accepted': accepted}
 
     def add_migration(self, **values):
         """Record a migration (a Migration primitive's fields)."""

@@ -153,3 +153,25 @@ def test_claims_of_ended_moves_are_dropped(make_agent):
     conductor.migrations[migration['uuid']]['status'] = migration_obj.ERROR
     assert _used(agent) == (0, 0)
     assert migration['uuid'] not in agent.tracker('cn').nodes['cn'].claims
+
+
+def test_claim_of_a_live_migration_not_started_stands(make_agent):
+    # NOTE: between the destination's pre-check (its claim) and the
+    # source starting the copy, the migration is still accepted: an
+    # update in that window must not take the claim away.
+    agent = make_agent()
+    conductor = agent.conductor
+    agent.start()
+    moving = conductor.add_instance('other', vcpus=2, memory_mb=1024)
+    migration = _migrate(conductor, moving, 'other', 'cn', _flavor(2, 1024),
+                         _flavor(2, 1024), status=migration_obj.ACCEPTED,
+                         migration_type=migration_obj.LIVE_MIGRATION)
+    tracker = agent.tracker('cn')
+    tracker.move_claim(moving, migration['uuid'], _flavor(2, 1024), {},
+                       'cn', None)
+    assert _used(agent) == (2, 1024)
+    assert _used(agent) == (2, 1024)
+    assert tracker.holds_claim(migration['uuid'])
+    conductor.migrations[migration['uuid']]['status'] = migration_obj.ERROR
+    assert _used(agent) == (0, 0)
+    assert not tracker.holds_claim(migration['uuid'])

@@ -17,6 +17,8 @@ import sqlalchemy as sa
 from common.db import cell_tables
 from common.db import host_instances
 from common.db import instance_records as records
+from common.db import migration_records
+from common.objects import migration as migration_obj
 from tests.unit.db import records_fixtures as fx
 
 DAY_AGO = timeutils.utcnow() - datetime.timedelta(days=1)
@@ -111,3 +113,22 @@ def test_the_host_index_serves_the_query(cell):
             "EXPLAIN QUERY PLAN SELECT uuid, updated_at, created_at FROM "
             "instances WHERE host = 'h1' AND deleted = 0")).fetchall()
     assert 'instances_host_deleted_idx' in str(plan)
+
+
+def test_migrations_to_the_host_not_started_are_named(cell):
+    moving = _create(cell, host='h2')
+
+    def migrate(status, dest='h1'):
+        return migration_records.create_migration(
+            fx.ctxt(), cell, migration_obj.Migration(
+                instance_uuid=moving.uuid, status=status,
+                migration_type=migration_obj.LIVE_MIGRATION,
+                source_compute='h2', dest_compute=dest))
+
+    accepted = migrate(migration_obj.ACCEPTED)
+    migrate(migration_obj.ACCEPTED, dest='h3')
+    migrate(migration_obj.ERROR)
+    running = migrate(migration_obj.RUNNING)
+    reply = _sync(cell, None)
+    assert reply['accepted'] == [accepted.uuid]
+    assert [m['uuid'] for m in reply['migrations']] == [running.uuid]
