@@ -185,6 +185,17 @@ def _select_row(ctx, uuid, read_deleted=False):
 
 # --- instances ---------------------------------------------------------------
 
+def read_instance(ctx, uuid):
+    """The live Instance ``uuid`` with its latest fault, read in ``ctx``.
+
+    :raises common.exception.InstanceNotFound: when there is none.
+    """
+    row = _select_row(ctx, uuid)
+    if row is None:
+        raise exception.InstanceNotFound(instance_id=uuid)
+    return _instance(row, _latest_faults(ctx, [uuid]).get(uuid))
+
+
 def create_instance(ctxt, database, instance, action=None, decision=None):
     """Write a new instance row from an Instance.
 
@@ -392,7 +403,7 @@ def _update_statement(columns, guard):
         for name in sorted(set(columns) | {'updated_at'})})
 
 
-def _apply_or_raise(ctx, prepared):
+def apply_or_raise(ctx, prepared):
     """Run ``prepared``; say why when no live instance was updated.
 
     :raises common.exception.InstanceNotFound: no live instance.
@@ -435,13 +446,12 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None,
                               action_event)
 
     def update(ctx):
-        _apply_or_raise(ctx, prepared)
+        apply_or_raise(ctx, prepared)
         if action_event is not None:
             record_action_event(ctx, uuid, action_event)
         if brief:
             return None
-        return _instance(_select_row(ctx, uuid),
-                         _latest_faults(ctx, [uuid]).get(uuid))
+        return read_instance(ctx, uuid)
     return write(database, update, ctxt)
 
 
@@ -461,10 +471,9 @@ def begin_action(ctxt, database, uuid, action, values,
     prepared = prepare_update(uuid, values, expected_task_state)
 
     def begin(ctx):
-        _apply_or_raise(ctx, prepared)
+        apply_or_raise(ctx, prepared)
         _insert_action(ctx, ctxt, uuid, action)
-        return _instance(_select_row(ctx, uuid),
-                         _latest_faults(ctx, [uuid]).get(uuid))
+        return read_instance(ctx, uuid)
     return write(database, begin, ctxt)
 
 

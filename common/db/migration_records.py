@@ -55,11 +55,17 @@ def _column(name, value):
     return value
 
 
-def create_migration(ctxt, database, migration):
+def create_migration(ctxt, database, migration, action_event=None):
     """Insert ``migration`` (a Migration; a uuid is made when it has none).
 
+    :param action_event: an event of the instance's latest action to
+        record in the same transaction (as ``action_event`` of
+        ``instance_records.update_instance``): the start of the flow
+        that made the migration.
     :returns: the Migration as stored (with its id).
     """
+    if action_event is not None:
+        instance_records.check_action_event(action_event)
     values = {name: _column(name, getattr(migration, name))
               for name in _PLAIN + _FLAVORS if name != 'id'}
     values['uuid'] = values['uuid'] or str(uuid_mod.uuid4())
@@ -69,6 +75,9 @@ def create_migration(ctxt, database, migration):
 
     def insert(ctx):
         ctx.session.execute(_MI.insert().values(**values))
+        if action_event is not None:
+            instance_records.record_action_event(
+                ctx, migration.instance_uuid, action_event)
         return migration_from_row(_select(ctx, _MI.c.uuid == values['uuid']))
     return instance_records.write(database, insert, ctxt)
 
@@ -81,10 +90,7 @@ def _select(ctx, *where):
 def get_migration(ctxt, database, migration_uuid):
     """:raises common.exception.MigrationNotFound: no such migration."""
     def fetch(ctx):
-        row = _select(ctx, _MI.c.uuid == migration_uuid)
-        if row is None:
-            raise exception.MigrationNotFound(migration_id=migration_uuid)
-        return migration_from_row(row)
+        return read_migration(ctx, migration_uuid)
     return database.reader(fetch)(ctxt)
 
 
@@ -124,6 +130,16 @@ def update_migration(ctxt, database, migration_uuid, values,
     :raises common.exception.UnexpectedMigrationStatusError: the guard
         failed.
     """
+    update = prepare_update(migration_uuid, values, expected_status)
+    return instance_records.write(database, update, ctxt)
+
+
+def prepare_update(migration_uuid, values, expected_status=None):
+    """The update of :func:`update_migration` as a function of a write
+    transaction ``ctx`` (to be run with other writes in one).
+
+    :raises ValueError: for a field that cannot be changed (at once).
+    """
     unknown = set(values) - UPDATABLE
     if unknown:
         raise ValueError('not updatable: %s' % ', '.join(sorted(unknown)))
@@ -147,7 +163,18 @@ def update_migration(ctxt, database, migration_uuid, values,
                 migration_id=migration_uuid, expected=expected,
                 actual=row.status)
         return migration_from_row(row)
-    return instance_records.write(database, update, ctxt)
+    return update
+
+
+def read_migration(ctx, migration_uuid):
+    """The Migration ``migration_uuid`` read in ``ctx``.
+
+    :raises common.exception.MigrationNotFound: no such migration.
+    """
+    row = _select(ctx, _MI.c.uuid == migration_uuid)
+    if row is None:
+        raise exception.MigrationNotFound(migration_id=migration_uuid)
+    return migration_from_row(row)
 
 
 def in_progress_for_instance(ctxt, database, instance_uuid,

@@ -268,9 +268,10 @@ class LiveMigrationTask(object):
         with _CONTROLS_LOCK:
             _CONTROLS[self.migration_uuid] = self.control
         try:
-            self.instance = self.conductor.instance_get(self.ctxt, self.uuid)
-            self._migration({'status': migration_obj.QUEUED},
-                            migration_obj.ACCEPTED)
+            self.instance = self.conductor.move_update(
+                self.ctxt, self.uuid, self.migration_uuid,
+                migration_values={'status': migration_obj.QUEUED},
+                expected_status=migration_obj.ACCEPTED)['instance']
         except Exception as exc:
             LOG.info('Live migration %s of %s cannot start: %s',
                      self.migration_uuid, self.uuid, exc)

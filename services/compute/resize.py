@@ -91,9 +91,18 @@ def _powered(old_vm_state):
 
 
 class _Step(object):
-    """One cast of a move, on one host of this agent."""
+    """One cast of a move, on one host of this agent.
+
+    A step reads or writes the instance, its migration and its action
+    events together, one record call each time (the conductor's
+    ``move_get`` and ``move_update``): its first call reads the move (and
+    starts the step's event, with the task state of :attr:`start_task`
+    if it has one), its last one writes the outcome.
+    """
 
     event = None
+    #: (task state the step starts in, the one it must find) or None.
+    start_task = None
 
     def __init__(self, agent, ctxt, host, instance_uuid, migration_uuid):
         self.agent = agent
@@ -131,15 +140,40 @@ class _Step(object):
             LOG.warning('Could not record the fault of %s: %s', self.uuid,
                         exc)
 
-    def _load(self):
-        self.instance = self.conductor.instance_get(self.ctxt, self.uuid)
-        self.migration = self.conductor.migration_get(
-            self.ctxt, self.uuid, self.migration_uuid)
+    def _starts_event(self):
+        return True
 
-    def _migration(self, status, expected):
-        self.migration = self.conductor.migration_update(
-            self.ctxt, self.uuid, self.migration_uuid, {'status': status},
-            expected_status=expected)
+    def _load(self):
+        events = [self._event('start')] if self._starts_event() else []
+        if self.start_task is None:
+            move = self.conductor.move_get(self.ctxt, self.uuid,
+                                           self.migration_uuid,
+                                           action_events=events)
+        else:
+            task, expected = self.start_task
+            move = self.conductor.move_update(
+                self.ctxt, self.uuid, self.migration_uuid,
+                instance_values={'task_state': task},
+                expected_task_state=[expected], action_events=events)
+        self.instance, self.migration = move['instance'], move['migration']
+
+    def _finish(self, status, expected, values, expected_task_state,
+                events=None, brief=True):
+        """The step's last write: the migration's ``status`` (guarded by
+        ``expected``; None leaves it), the instance's ``values`` (guarded
+        by ``expected_task_state``) and the event's Success, at once.
+        """
+        move = self.conductor.move_update(
+            self.ctxt, self.uuid, self.migration_uuid,
+            migration_values=None if status is None else {'status': status},
+            expected_status=expected, instance_values=values,
+            expected_task_state=expected_task_state,
+            action_events=(events or []) + [self._event('finish',
+                                                        'Success')],
+            brief=brief)
+        self.migration = move['migration']
+        if move['instance'] is not None:
+            self.instance = move['instance']
 
     def _refresh(self, nodename, host=None):
         host = host or self.host
@@ -263,8 +297,6 @@ class PrepResize(_Step):
         self.instance = self.sent
 
     def _run(self):
-        self.conductor.action_event_start(self.ctxt, self.uuid, self.event,
-                                          self.host)
         claim = None
         try:
             self.agent.driver.prepare_migration_target(self.host, self.uuid)
@@ -298,13 +330,11 @@ class PrepResize(_Step):
             new_pci_requests=list(self.request_spec.get('pci_requests') or
                                   []),
             new_pci_devices=list(claim.pci_devices or []))
-        self.conductor.instance_update(
-            self.ctxt, self.uuid,
-            {'migration_context': context.to_primitive()},
-            expected_task_state=[inst.RESIZE_PREP],
-            action_event=self._event('finish', 'Success'), brief=True)
-        self._migration(migration_obj.MIGRATING,
-                        migration_obj.PRE_MIGRATING)
+        # NOTE: the claim is this step's work, done in memory: its event
+        # starts and ends with the one write that records it.
+        self._finish(migration_obj.MIGRATING, migration_obj.PRE_MIGRATING,
+                     {'migration_context': context.to_primitive()},
+                     [inst.RESIZE_PREP], events=[self._event('start')])
 
     def _reschedule(self, exc, tb):
         LOG.warning('prep_resize of %s failed on %s: %s', self.uuid,
@@ -322,12 +352,9 @@ class ResizeInstance(_Step):
     """Step 2, on the source."""
 
     event = 'compute_resize_instance'
+    start_task = (inst.RESIZE_MIGRATING, inst.RESIZE_PREP)
 
     def _run(self):
-        self.instance = self.conductor.instance_update(
-            self.ctxt, self.uuid, {'task_state': inst.RESIZE_MIGRATING},
-            expected_task_state=[inst.RESIZE_PREP],
-            action_event=self._event('start'))
         try:
             with self.notifier.around(self.ctxt, 'resize',
                                       lambda: self.instance):
@@ -337,13 +364,10 @@ class ResizeInstance(_Step):
             LOG.warning('Sending %s from %s failed: %s', self.uuid,
                         self.host, exc)
             return self._failed(exc, traceback.format_exc())
-        self._migration(migration_obj.POST_MIGRATING,
-                        migration_obj.MIGRATING)
-        self.conductor.instance_update(
-            self.ctxt, self.uuid, {'task_state': inst.RESIZE_MIGRATED,
-                                   'power_state': inst.SHUTDOWN},
-            expected_task_state=[inst.RESIZE_MIGRATING],
-            action_event=self._event('finish', 'Success'), brief=True)
+        self._finish(migration_obj.POST_MIGRATING, migration_obj.MIGRATING,
+                     {'task_state': inst.RESIZE_MIGRATED,
+                      'power_state': inst.SHUTDOWN},
+                     [inst.RESIZE_MIGRATING])
         compute_api().finish_resize(self.ctxt, self.migration['dest_compute'],
                                     self.uuid, self.migration_uuid)
 
@@ -352,12 +376,9 @@ class FinishResize(_Step):
     """Step 3, on the destination."""
 
     event = 'compute_finish_resize'
+    start_task = (inst.RESIZE_FINISH, inst.RESIZE_MIGRATED)
 
     def _run(self):
-        self.instance = self.conductor.instance_update(
-            self.ctxt, self.uuid, {'task_state': inst.RESIZE_FINISH},
-            expected_task_state=[inst.RESIZE_MIGRATED],
-            action_event=self._event('start'))
         context = self.instance.get('migration_context') or {}
         node = self.migration['dest_node']
         power_on = _old_vm_state(self.instance) != inst.STOPPED
@@ -371,18 +392,15 @@ class FinishResize(_Step):
                 self.agent.driver.finish_migration(guest, power_on)
         except Exception as exc:
             return self._failed(exc, traceback.format_exc())
-        self._migration(migration_obj.FINISHED,
-                        migration_obj.POST_MIGRATING)
-        self.conductor.instance_update(
-            self.ctxt, self.uuid,
+        self._finish(
+            migration_obj.FINISHED, migration_obj.POST_MIGRATING,
             {'host': self.host, 'node': node,
              'flavor': self.migration['new_flavor'],
              'numa_topology': context.get('new_numa_topology'),
              'pci_requests': list(context.get('new_pci_requests') or []),
              'vm_state': inst.RESIZED, 'task_state': None,
              'power_state': inst.RUNNING if power_on else inst.SHUTDOWN},
-            expected_task_state=[inst.RESIZE_FINISH],
-            action_event=self._event('finish', 'Success'), brief=True)
+            [inst.RESIZE_FINISH])
         self.agent.tracker(self.host).finish_move_claim(self.migration_uuid)
         self._refresh(node)
         LOG.info('Instance %s moved to %s (%s); VERIFY_RESIZE', self.uuid,
@@ -395,23 +413,18 @@ class ConfirmResize(_Step):
     event = 'compute_confirm_resize'
 
     def _run(self):
-        self.conductor.action_event_start(self.ctxt, self.uuid, self.event,
-                                          self.host)
         migration = migration_obj.Migration.from_primitive(self.migration)
         with self.notifier.around(self.ctxt, 'resize_confirm',
                                   lambda: self.instance):
             if not migration.same_host:
                 self.agent.driver.confirm_migration(self.host, self.uuid)
-            self._migration(migration_obj.CONFIRMED,
-                            migration_obj.CONFIRMING)
             vm_state, power_state = _powered(_old_vm_state(self.instance))
-            self.instance = self.conductor.instance_update(
-                self.ctxt, self.uuid,
+            self._finish(
+                migration_obj.CONFIRMED, migration_obj.CONFIRMING,
                 {'vm_state': vm_state, 'power_state': power_state,
                  'task_state': None, 'migration_context': None,
                  'system_metadata': _without_old_vm_state(self.instance)},
-                expected_task_state=[None],
-                action_event=self._event('finish', 'Success'))
+                [None], brief=False)
         self.agent.tracker(self.host).release(self.migration_uuid)
         self._refresh(self.migration['source_node'])
         LOG.info('Confirmed the move of %s off %s', self.uuid, self.host)
@@ -431,10 +444,11 @@ class RevertResize(_Step):
         super().__init__(agent, ctxt, host, instance_uuid, migration_uuid)
         self.reason = reason
 
+    def _starts_event(self):
+        # NOTE: a rollback (a reason) is part of the failed step's event.
+        return self.reason is None
+
     def _run(self):
-        if self.reason is None:
-            self.conductor.action_event_start(self.ctxt, self.uuid,
-                                              self.event, self.host)
         self.agent.driver.destroy(self.host, self.uuid)
         tracker = self.agent.tracker(self.host)
         tracker.release(self.migration_uuid)
@@ -461,8 +475,6 @@ class FinishRevertResize(_Step):
         self.reason = reason
 
     def _run(self):
-        self.conductor.action_event_start(self.ctxt, self.uuid, self.event,
-                                          self.host)
         context = self.instance.get('migration_context') or {}
         node = self.migration['source_node']
         vm_state, power_state = _powered(_old_vm_state(self.instance))
@@ -474,8 +486,10 @@ class FinishRevertResize(_Step):
                                   lambda: self.instance):
             self.agent.driver.finish_revert_migration(
                 guest, power_on=power_state == inst.RUNNING)
-            self.instance = self.conductor.instance_update(
-                self.ctxt, self.uuid,
+            status = (migration_obj.REVERTED if self.reason is None else
+                      migration_obj.ERROR)
+            self._finish(
+                status, None,
                 {'host': self.host, 'node': node,
                  'flavor': self.migration['old_flavor'],
                  'numa_topology': context.get('old_numa_topology'),
@@ -485,12 +499,7 @@ class FinishRevertResize(_Step):
                  'vm_state': vm_state, 'power_state': power_state,
                  'task_state': None, 'migration_context': None,
                  'system_metadata': _without_old_vm_state(self.instance)},
-                action_event=self._event('finish', 'Success'))
-        status = (migration_obj.REVERTED if self.reason is None else
-                  migration_obj.ERROR)
-        self.conductor.migration_update(self.ctxt, self.uuid,
-                                        self.migration_uuid,
-                                        {'status': status})
+                None, brief=False)
         self.agent.tracker(self.host).release(self.migration_uuid)
         self._refresh(node)
         LOG.info('Instance %s is back on %s (migration %s %s)', self.uuid,

@@ -251,7 +251,9 @@ class _Flow(object):
                 dest_compute=self.request.host,
                 old_flavor=instance.flavor, new_flavor=instance.flavor,
                 project_id=instance.project_id,
-                user_id=instance.user_id)).to_primitive()
+                user_id=instance.user_id),
+            action_event={'phase': 'start', 'event': EVENT,
+                          'host': self.conductor.host}).to_primitive()
         self.check_up(self.source)
         move_allocations.to_migration(
             self.conductor.placement, self.ctxt, self.uuid,
@@ -267,28 +269,39 @@ class _Flow(object):
         """Name the destination everywhere and cast to the source."""
         uuid = self.migration['uuid']
         self.claimed_on = host
-        migration_records.update_migration(
-            self.ctxt, self.database, uuid,
-            {'dest_compute': host, 'dest_node': node},
-            expected_status=migration_obj.ACCEPTED)
         context = migration_obj.MigrationContext(
             migration_uuid=uuid,
             old_numa_topology=self.instance.get('numa_topology'),
             new_numa_topology=data.get('dest_numa_topology'),
             new_pci_devices=list(data.get('dest_pci_devices') or []))
-        instance_records.update_instance(
-            self.ctxt, self.database, self.uuid,
-            {'migration_context': context.to_primitive()},
-            expected_task_state=[instance_obj.MIGRATING], brief=True)
-        if decision:
-            decision_records.record(self.ctxt, self.database, self.uuid,
-                                    'live-migrate', decision,
-                                    host=self.conductor.host)
-        _event(self, 'finish', 'Success')
+        self._record_start(host, node, context, decision)
         self.compute.live_migration(self.ctxt, self.source, self.uuid, uuid,
                                     host, data)
         LOG.info('Cast the live migration of %s from %s to %s (%s)',
                  self.uuid, self.source, host, node)
+
+    def _record_start(self, host, node, context, decision):
+        """The destination, the migration context, the decision record
+        and the event's Success, in one transaction.
+        """
+        named = migration_records.prepare_update(
+            self.migration['uuid'], {'dest_compute': host, 'dest_node': node},
+            expected_status=migration_obj.ACCEPTED)
+        placed = instance_records.prepare_update(
+            self.uuid, {'migration_context': context.to_primitive()},
+            expected_task_state=[instance_obj.MIGRATING])
+        conductor_host = self.conductor.host
+
+        def write(ctx):
+            named(ctx)
+            instance_records.apply_or_raise(ctx, placed)
+            if decision:
+                decision_records.add(ctx, self.uuid, 'live-migrate',
+                                     decision, host=conductor_host)
+            instance_records.record_action_event(ctx, self.uuid, {
+                'phase': 'finish', 'event': EVENT, 'host': conductor_host,
+                'result': 'Success'})
+        instance_records.write(self.database, write, self.ctxt)
 
     def fail(self, exc, expected):
         """Undo what was held, end the migration and the task."""
@@ -411,7 +424,6 @@ def live_migrate_instance(conductor, ctxt, request):
         return
     instance.cell_uuid = cell_uuid
     flow = _Flow(conductor, ctxt, request, database, instance.to_primitive())
-    _event(flow, 'start')
     try:
         flow.run()
     except EXPECTED as exc:

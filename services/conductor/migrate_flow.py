@@ -42,6 +42,7 @@ import common.conf
 from common.db import decision_records
 from common.db import instance_records
 from common.db import migration_records
+from common.db import move_records
 from common import exception
 from common.numa import constraints
 from common.objects import flavor as flavor_obj
@@ -83,12 +84,13 @@ class _Move(object):
         try:
             cell_uuid, database = conductor.cells.instance_cell(
                 ctxt, instance_uuid)
-            instance = instance_records.get_instance(ctxt, database,
-                                                     instance_uuid)
             migration = None
-            if migration_uuid is not None:
-                migration = migration_records.get_migration(
-                    ctxt, database, migration_uuid)
+            if migration_uuid is None:
+                instance = instance_records.get_instance(ctxt, database,
+                                                         instance_uuid)
+            else:
+                instance, migration = move_records.get_move(
+                    ctxt, database, instance_uuid, migration_uuid)
         except exception.InstanceNotFound:
             LOG.info('Instance %s is gone; ending its move %s',
                      instance_uuid, migration_uuid)
@@ -197,10 +199,12 @@ def _drop_deleted(conductor, ctxt, database, instance_uuid, migration_uuid):
                  instance_uuid, exc)
 
 
-def _new_migration(ctxt, database, instance, flavor):
+def _new_migration(move, flavor):
+    """The move's migration, written with the start of its event."""
+    instance = move.instance
     resize = flavor is not None
     return migration_records.create_migration(
-        ctxt, database, migration_obj.Migration(
+        move.ctxt, move.database, migration_obj.Migration(
             instance_uuid=instance.uuid,
             migration_type=(migration_obj.RESIZE if resize else
                             migration_obj.MIGRATION),
@@ -208,7 +212,9 @@ def _new_migration(ctxt, database, instance, flavor):
             source_compute=instance.host, source_node=instance.node,
             old_flavor=instance.flavor,
             new_flavor=flavor if resize else instance.flavor,
-            project_id=instance.project_id, user_id=instance.user_id))
+            project_id=instance.project_id, user_id=instance.user_id),
+        action_event={'phase': 'start', 'event': EVENT,
+                      'host': move.conductor.host})
 
 
 def _spec(move, flavor, host, numa_topology, pci_requests):
@@ -240,8 +246,7 @@ def migrate_server(conductor, ctxt, instance_uuid, flavor=None, host=None,
     if move is None:
         raise exception.InstanceNotFound(instance_id=instance_uuid)
     instance = move.instance
-    move.migration = _new_migration(ctxt, move.database, instance, flavor)
-    move.event('start')
+    move.migration = _new_migration(move, flavor)
     try:
         spec = _spec(move, flavor, host, numa_topology, pci_requests)
         move_allocations.to_migration(
@@ -255,12 +260,8 @@ def migrate_server(conductor, ctxt, instance_uuid, flavor=None, host=None,
     chosen, alternates = selections[0], selections[1:]
     decision, chosen.decision = chosen.decision, None
     try:
-        if decision:
-            decision_records.record(ctxt, move.database, instance.uuid,
-                                    move.kind, decision,
-                                    host=conductor.host)
-        move.event('finish', 'Success')
-        _prepare(move, spec, chosen, alternates)
+        _record_choice(move, decision, chosen)
+        _prepare(move, spec, chosen, alternates, named=True)
     except Exception as exc:
         # NOTE: the destination is claimed but nobody was told: give it
         # back rather than leave the server half moved.
@@ -269,10 +270,33 @@ def migrate_server(conductor, ctxt, instance_uuid, flavor=None, host=None,
     return chosen.service_host
 
 
-def _prepare(move, spec, chosen, alternates):
-    """Point the migration at ``chosen`` and cast prep_resize there."""
-    move.set_migration({'dest_compute': chosen.service_host,
-                        'dest_node': chosen.nodename})
+def _record_choice(move, decision, chosen):
+    """The scheduler's decision record, the event's Success and the
+    migration's destination, in one transaction.
+    """
+    named = migration_records.prepare_update(
+        move.migration.uuid, {'dest_compute': chosen.service_host,
+                              'dest_node': chosen.nodename})
+    host = move.conductor.host
+
+    def write(ctx):
+        if decision:
+            decision_records.add(ctx, move.uuid, move.kind, decision,
+                                 host=host)
+        instance_records.record_action_event(ctx, move.uuid, {
+            'phase': 'finish', 'event': EVENT, 'host': host,
+            'result': 'Success'})
+        return named(ctx)
+    move.migration = instance_records.write(move.database, write, move.ctxt)
+
+
+def _prepare(move, spec, chosen, alternates, named=False):
+    """Point the migration at ``chosen`` (unless ``named`` already) and
+    cast prep_resize there.
+    """
+    if not named:
+        move.set_migration({'dest_compute': chosen.service_host,
+                            'dest_node': chosen.nodename})
     move.compute().prep_resize(
         move.ctxt, chosen.service_host, move.instance.to_primitive(),
         move.migration.uuid, move.migration.new_flavor, spec, chosen,

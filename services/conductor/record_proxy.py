@@ -25,6 +25,7 @@ from common.db import host_instances
 from common.db import instance_records
 from common.db import instance_updates
 from common.db import migration_records
+from common.db import move_records
 from common.db import snapshot_images
 from common import exception
 from common import servicegroup_db
@@ -188,6 +189,45 @@ class RecordProxy(object):
         return migration_records.update_migration(
             ctxt, database, migration_uuid, values,
             expected_status=expected_status).to_primitive()
+
+    @messaging.expected_exceptions(exception.InstanceNotFound,
+                                   exception.MigrationNotFound)
+    def move_get(self, ctxt, instance_uuid, migration_uuid,
+                 action_events=None):
+        """{'instance', 'migration'} primitives of a move, read together
+        (and its action events recorded).
+        """
+        cell_uuid, database = self._instance_db(ctxt, instance_uuid)
+        instance, migration = move_records.get_move(
+            ctxt, database, instance_uuid, migration_uuid,
+            action_events=action_events or ())
+        instance.cell_uuid = cell_uuid
+        return {'instance': instance.to_primitive(),
+                'migration': migration.to_primitive()}
+
+    @messaging.expected_exceptions(exception.InstanceNotFound,
+                                   exception.MigrationNotFound,
+                                   exception.UnexpectedTaskStateError,
+                                   exception.UnexpectedMigrationStatusError)
+    def move_update(self, ctxt, instance_uuid, migration_uuid,
+                    migration_values=None, expected_status=None,
+                    instance_values=None, expected_task_state=None,
+                    action_events=None, brief=False):
+        """A step of a move written in one transaction (see
+        ConductorAPI.move_update).
+        """
+        cell_uuid, database = self._instance_db(ctxt, instance_uuid)
+        instance, migration = move_records.update_move(
+            ctxt, database, instance_uuid, migration_uuid,
+            migration_values=migration_values,
+            expected_status=expected_status,
+            instance_values=instance_values,
+            expected_task_state=expected_task_state,
+            action_events=action_events or (), brief=brief)
+        if instance is not None:
+            instance.cell_uuid = cell_uuid
+            instance = instance.to_primitive()
+        return {'instance': instance, 'migration': migration.to_primitive()}
 
     def migrations_get_by_source(self, ctxt, host, migration_type,
                                  statuses):

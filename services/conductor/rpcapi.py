@@ -98,7 +98,9 @@ class ConductorAPI(object):
       live_migrate_instance (a cast, or a call below compute API 2.34).
       Record calls go to topic ``conductor_records``.
       Moves: unshelve_instance, evacuate_instance (casts),
-      migrations_get_by_source (record call). cache_images (cast).
+      migrations_get_by_source, move_get and move_update (record
+      calls: a compute's step of a move in one transaction).
+      cache_images (cast).
     """
 
     def __init__(self):
@@ -411,6 +413,46 @@ class ConductorAPI(object):
             ctxt, 'migration_update', instance_uuid=instance_uuid,
             migration_uuid=migration_uuid, values=values,
             expected_status=expected_status)
+
+    def move_get(self, ctxt, instance_uuid, migration_uuid,
+                 action_events=None):
+        """The instance and the migration of a move, read together.
+
+        :param action_events: events of the instance's latest action to
+            record with the read (as ``action_event`` of
+            :meth:`instance_update`), e.g. the start of a step.
+        :returns: {'instance': Instance primitive, 'migration': Migration
+            primitive}.
+        :raises common.exception.InstanceNotFound: no live instance.
+        :raises common.exception.MigrationNotFound: no such migration.
+        """
+        return self._records().call(
+            ctxt, 'move_get', instance_uuid=instance_uuid,
+            migration_uuid=migration_uuid,
+            action_events=list(action_events or ()))
+
+    def move_update(self, ctxt, instance_uuid, migration_uuid,
+                    migration_values=None, expected_status=None,
+                    instance_values=None, expected_task_state=None,
+                    action_events=None, brief=False):
+        """One step of a move in one call and one transaction: the
+        migration's fields (guarded by ``expected_status``), the
+        instance's (guarded by ``expected_task_state``), then
+        ``action_events``; all of it or none.
+
+        :returns: {'instance': the Instance primitive (None when
+            ``brief``), 'migration': the Migration primitive}.
+        :raises: what :meth:`migration_update` and
+            :meth:`instance_update` raise.
+        """
+        return self._records().call(
+            ctxt, 'move_update', instance_uuid=instance_uuid,
+            migration_uuid=migration_uuid,
+            migration_values=migration_values,
+            expected_status=expected_status,
+            instance_values=instance_values,
+            expected_task_state=expected_task_state,
+            action_events=list(action_events or ()), brief=brief)
 
     def migrations_get_by_source(self, ctxt, host, migration_type,
                                  statuses):

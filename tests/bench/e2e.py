@@ -489,7 +489,7 @@ def _phases(cloud, args, results):
         if (args.cold or args.live or args.drain) and \
                 not phase['failures']:
             results['moves'] = moves.run_phase(cloud, args, admin, servers,
-                                               image_id)
+                                               image_id, profiler)
             moves.print_phase(results['moves'], sys.stderr)
     finally:
         if profiler is not None:

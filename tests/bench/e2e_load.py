@@ -273,10 +273,13 @@ class Boot(object):
             server_name.rsplit('-', 1)[0])
 
 
-def list_servers(admin, project=PROJECT, page=1000):
-    """Every live server of ``project`` (detailed, admin view), paged."""
+def list_servers(admin, project=PROJECT, page=1000, params=None):
+    """Every live server of ``project`` (detailed, admin view), paged;
+    ``params`` are more filters of the list.
+    """
     result = []
-    params = {'all_tenants': '1', 'project_id': project, 'limit': page}
+    params = dict(params or {}, all_tenants='1', project_id=project,
+                  limit=page)
     while True:
         body = admin.call('GET', '/servers/detail', params=params)
         result.extend(body['servers'])

@@ -24,11 +24,18 @@ API as an admin would (the fake driver, zero simulated copy time):
   planned hosts); the figure is the command's run time.
 
 Each part ends by checking placement: every server's host provider holds
-its flavor, and no allocation of consumer type MIGRATION is left.
-The progress poll is one detailed list per ``POLL`` seconds.
+its flavor, and no allocation of consumer type MIGRATION is left. Each
+part reports the CPU each process spent per moved server (``--profile``
+records each part apart). The progress poll is one detailed list per
+``POLL`` seconds of the servers changed since the previous one
+(``changes-since``), as a client watching many servers does: a full list
+of a thousand servers four times a second would cost the API more than
+the moves.
 """
 
+import datetime
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -38,10 +45,41 @@ import time
 import httpx
 
 from tests.bench import e2e_actions
+from tests.bench import e2e_clouds as clouds
 from tests.bench import e2e_load as load
 
 POLL = 0.25
+# NOTE: each incremental list starts this long before the previous one
+# did: a row written while the previous list was read is seen again.
+OVERLAP = 2.0
 DRAIN_FLAVOR = {'name': 'e2e.drain', 'vcpus': 1, 'ram': 128, 'disk': 1}
+
+
+class Watcher(object):
+    """The servers of the benchmark's project as last seen, kept by
+    incremental detailed lists.
+    """
+
+    def __init__(self, admin):
+        self.admin = admin
+        self.servers = {}
+        self.since = None
+
+    def poll(self):
+        """The servers seen changed since the previous poll (every one
+        on the first).
+        """
+        started = time.time()
+        if self.since is None:
+            changed = load.list_servers(self.admin)
+        else:
+            stamp = datetime.datetime.fromtimestamp(
+                self.since - OVERLAP, datetime.timezone.utc)
+            changed = load.list_servers(self.admin, params={
+                'changes-since': stamp.strftime('%Y-%m-%dT%H:%M:%SZ')})
+        self.since = started
+        self.servers.update((s['id'], s) for s in changed)
+        return changed
 
 
 class Moves(object):
@@ -124,12 +162,14 @@ class Moves(object):
             self.todo.put((uuid, self.post(uuid)))
         deadline = started + self.timeout
         moved_at = None
+        watcher = Watcher(self.admin)
         while time.time() < deadline:
             time.sleep(POLL)
-            servers = load.list_servers(self.admin)
-            if moved_at is None and self._observe(time.time(), servers):
+            changed = watcher.poll()
+            if moved_at is None and self._observe(time.time(), changed):
                 moved_at = time.time()
-            if moved_at is not None and self._settled(servers):
+            if moved_at is not None and self._settled(
+                    list(watcher.servers.values())):
                 break
         for _thread in threads:
             self.todo.put(None)
@@ -333,20 +373,41 @@ def _empty(admin, args, host, booted):
     return result
 
 
-def run_phase(cloud, args, admin, servers, image_id):
+def _measured(cloud, profiler, label, run):
+    """``run()``'s result, with the CPU milliseconds each process spent
+    per moved server, and the part's profiles when ``profiler`` is set.
+    """
+    before = cloud.cpu_seconds()
+    if profiler is not None:
+        profiler.start(cloud.pids(), label)
+    result = run()
+    profiles = profiler.stop() if profiler is not None else []
+    after = cloud.cpu_seconds()
+    moved = max(result['moved'], 1)
+    result['cpu_ms_per_move'] = {
+        name: round((after[name] - before.get(name, 0)) * 1000 / moved, 1)
+        for name in after if after[name] is not None}
+    result['profiles'] = {os.path.basename(p): clouds.summarize_profile(p)
+                          for p in profiles}
+    return result
+
+
+def run_phase(cloud, args, admin, servers, image_id, profiler=None):
     """Cold migrations, live migrations, a host emptied; a result dict."""
     active = [s for s in servers if s['status'] == 'ACTIVE']
     cold = active[:args.cold]
     live = active[args.cold:args.cold + args.live]
     result = {}
     if cold:
-        result['cold'] = Moves(admin, cold, args.concurrency, args.timeout,
-                               _migrate, _active_elsewhere, then=_confirm,
-                               then_when=_verify_elsewhere).run()
+        result['cold'] = _measured(cloud, profiler, 'moves-cold', Moves(
+            admin, cold, args.concurrency, args.timeout, _migrate,
+            _active_elsewhere, then=_confirm,
+            then_when=_verify_elsewhere).run)
         result['cold']['failures'] += placement_check(cloud, admin)
     if live:
-        result['live'] = Moves(admin, live, args.concurrency, args.timeout,
-                               _live, _active_elsewhere).run()
+        result['live'] = _measured(cloud, profiler, 'moves-live', Moves(
+            admin, live, args.concurrency, args.timeout, _live,
+            _active_elsewhere).run)
         result['live']['failures'] += placement_check(cloud, admin)
     if args.drain:
         result['drain'] = drain(cloud, args, image_id)
@@ -387,5 +448,15 @@ def print_phase(result, out):
             out.write('  p50 / p95 to moved       %s / %s ms (poll %.2fs)'
                       '\n' % (latency.get('p50', '-'),
                               latency.get('p95', '-'), POLL))
+        cpu = part.get('cpu_ms_per_move')
+        if cpu:
+            out.write('  CPU ms per move          %s; total %.1f\n' % (
+                ', '.join('%s %.1f' % item for item in sorted(cpu.items())),
+                sum(cpu.values())))
+        for name, summary in (part.get('profiles') or {}).items():
+            out.write('  py-spy %s: %d samples; hottest Berth frames '
+                      '(inclusive):\n' % (name, summary['samples']))
+            for frame, share in summary['inclusive'][:12]:
+                out.write('    %5.1f%%  %s\n' % (share * 100, frame))
         for failure in part['failures']:
             out.write('  FAILURE: %s\n' % failure)

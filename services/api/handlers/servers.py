@@ -197,6 +197,7 @@ def _list(req, action, detail):
         down=down)
     if detail:
         viewer = server_view.Viewer(req)
+        viewer.prefetch(servers)
         bodies = [viewer.detail(i, c) for i, c in servers]
     else:
         bodies = [server_view.index_view(req, i) for i, _c in servers]

@@ -471,3 +471,22 @@ def test_flavor_then_image_then_metadata_quota_decide_the_error(world):
     assert body['forbidden']['message'] == (
         'Maximum number of metadata items exceeds 0')
     assert world.conductor.builds == []
+
+
+def test_list_tells_each_host_status(world):
+    # NOTE: a list reads its hosts' services in one query per cell; each
+    # server must still show its own host's status.
+    for host, kwargs in (('up1', {}), ('off1', {'disabled': True}),
+                         ('down1', {'forced_down': True}),
+                         ('quiet1', {'age': 3600})):
+        world.add_host(host, **kwargs)
+    uuids = {host: world.add_instance('cell1', host=host)
+             for host in ('up1', 'off1', 'down1', 'quiet1', 'gone1')}
+    _s, body, _ = world.client.get(V + '/servers/detail')
+    listed = {s['id']: s['host_status'] for s in body['servers']}
+    assert listed == {uuids['up1']: 'UP', uuids['off1']: 'MAINTENANCE',
+                      uuids['down1']: 'DOWN', uuids['quiet1']: 'DOWN',
+                      uuids['gone1']: 'UNKNOWN'}
+    for host, uuid in uuids.items():
+        _s, body, _ = world.client.get(V + '/servers/%s' % uuid)
+        assert body['server']['host_status'] == listed[uuid]

@@ -208,18 +208,72 @@ class FakeConductor(object):
                          expected_status=None):
         self._log('migration_update')
         with self.lock:
-            if migration_uuid not in self.migrations:
-                raise exception.MigrationNotFound(migration_id=migration_uuid)
-            found = self.migrations[migration_uuid]
-            if isinstance(expected_status, str):
-                expected_status = [expected_status]
-            if expected_status is not None and (
-                    found['status'] not in expected_status):
-                raise exception.UnexpectedMigrationStatusError(
-                    migration_id=migration_uuid, expected=expected_status,
-                    actual=found['status'])
+            found = self._guarded_migration(migration_uuid, expected_status)
             found.update(copy.deepcopy(values))
             return copy.deepcopy(found)
+
+    def _guarded_migration(self, migration_uuid, expected_status):
+        """The migration, if in ``expected_status`` (caller holds lock)."""
+        if migration_uuid not in self.migrations:
+            raise exception.MigrationNotFound(migration_id=migration_uuid)
+        found = self.migrations[migration_uuid]
+        if isinstance(expected_status, str):
+            expected_status = [expected_status]
+        if expected_status is not None and (
+                found['status'] not in expected_status):
+            raise exception.UnexpectedMigrationStatusError(
+                migration_id=migration_uuid, expected=expected_status,
+                actual=found['status'])
+        return found
+
+    def _guarded_instance(self, instance_uuid, expected):
+        """The instance, if in task ``expected`` (caller holds lock)."""
+        inst = self.instances.get(instance_uuid)
+        if inst is None:
+            raise exception.InstanceNotFound(instance_id=instance_uuid)
+        if expected is not None:
+            allowed = expected if isinstance(expected, list) else [expected]
+            if inst['task_state'] not in allowed:
+                raise exception.UnexpectedTaskStateError(
+                    instance_uuid=instance_uuid, expected=allowed,
+                    actual=inst['task_state'])
+        return inst
+
+    def _record_events(self, instance_uuid, action_events):
+        for action_event in action_events or ():
+            self.events.append((instance_uuid, action_event['event'],
+                                action_event['phase'],
+                                action_event.get('result')))
+
+    def move_get(self, ctxt, instance_uuid, migration_uuid,
+                 action_events=None):
+        self._log('move_get')
+        with self.lock:
+            inst = self._guarded_instance(instance_uuid, None)
+            migration = self._guarded_migration(migration_uuid, None)
+            self._record_events(instance_uuid, action_events)
+            return {'instance': copy.deepcopy(inst),
+                    'migration': copy.deepcopy(migration)}
+
+    def move_update(self, ctxt, instance_uuid, migration_uuid,
+                    migration_values=None, expected_status=None,
+                    instance_values=None, expected_task_state=None,
+                    action_events=None, brief=False):
+        self._log('move_update')
+        with self.lock:
+            migration = self._guarded_migration(
+                migration_uuid, expected_status if migration_values
+                else None)
+            inst = self._guarded_instance(
+                instance_uuid, expected_task_state if instance_values
+                else None)
+            migration.update(copy.deepcopy(migration_values or {}))
+            if instance_values:
+                inst.update(copy.deepcopy(instance_values))
+                inst['updated_at'] = _now()
+            self._record_events(instance_uuid, action_events)
+            return {'instance': None if brief else copy.deepcopy(inst),
+                    'migration': copy.deepcopy(migration)}
 
     def migrations_get_by_source(self, ctxt, host, migration_type,
                                  statuses):
@@ -244,23 +298,11 @@ class FakeConductor(object):
         with self.lock:
             self.brief_updates = getattr(self, 'brief_updates', 0) + bool(
                 brief)
-            inst = self.instances.get(instance_uuid)
-            if inst is None:
-                raise exception.InstanceNotFound(instance_id=instance_uuid)
-            expected = expected_task_state
-            if expected is not None:
-                allowed = expected if isinstance(expected, list) else [
-                    expected]
-                if inst['task_state'] not in allowed:
-                    raise exception.UnexpectedTaskStateError(
-                        instance_uuid=instance_uuid, expected=allowed,
-                        actual=inst['task_state'])
+            inst = self._guarded_instance(instance_uuid, expected_task_state)
             inst.update(copy.deepcopy(values))
             inst['updated_at'] = _now()
-            if action_event is not None:
-                self.events.append((instance_uuid, action_event['event'],
-                                    action_event['phase'],
-                                    action_event.get('result')))
+            self._record_events(instance_uuid,
+                                [action_event] if action_event else ())
             return None if brief else copy.deepcopy(inst)
 
     def instance_updates(self, ctxt, updates):

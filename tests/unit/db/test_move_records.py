@@ -1,0 +1,92 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+"""A compute's step of a move read or written in one transaction."""
+
+import pytest
+
+from common.db import instance_records
+from common.db import migration_records
+from common.db import move_records
+from common import exception
+from common.objects import migration as migration_obj
+from tests.unit.db import records_fixtures as fx
+
+EVENT = 'compute_resize_instance'
+
+
+@pytest.fixture
+def cell(tmp_path):
+    database = fx.cell_database(tmp_path)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def move(cell):
+    instance = instance_records.create_instance(fx.ctxt(), cell, fx.instance(
+        host='src', node='src', task_state='resize_prep'))
+    instance_records.record_action(fx.ctxt(), cell, instance.uuid, 'migrate')
+    migration = migration_records.create_migration(
+        fx.ctxt(), cell, migration_obj.Migration(
+            instance_uuid=instance.uuid, status=migration_obj.MIGRATING,
+            migration_type=migration_obj.MIGRATION, source_compute='src',
+            dest_compute='dst'))
+    return instance.uuid, migration.uuid
+
+
+def _events(cell, uuid):
+    action, = instance_records.list_actions(fx.ctxt(), cell, uuid)
+    return [(e['event'], e['result']) for e in action['events']]
+
+
+def test_read_together_and_start_the_step(cell, move):
+    uuid, migration_uuid = move
+    instance, migration = move_records.get_move(
+        fx.ctxt(), cell, uuid, migration_uuid, action_events=[
+            {'phase': 'start', 'event': EVENT, 'host': 'src'}])
+    assert (instance.uuid, migration.uuid) == (uuid, migration_uuid)
+    assert _events(cell, uuid) == [(EVENT, None)]
+    with pytest.raises(exception.MigrationNotFound):
+        move_records.get_move(fx.ctxt(), cell, uuid, 'no-such-migration')
+
+
+def test_step_written_at_once(cell, move):
+    uuid, migration_uuid = move
+    instance, migration = move_records.update_move(
+        fx.ctxt(), cell, uuid, migration_uuid,
+        migration_values={'status': migration_obj.POST_MIGRATING},
+        expected_status=migration_obj.MIGRATING,
+        instance_values={'task_state': 'resize_migrated'},
+        expected_task_state=['resize_prep'],
+        action_events=[{'phase': 'start', 'event': EVENT, 'host': 'src'},
+                       {'phase': 'finish', 'event': EVENT, 'host': 'src',
+                        'result': 'Success'}])
+    assert instance.task_state == 'resize_migrated'
+    assert migration.status == migration_obj.POST_MIGRATING
+    assert _events(cell, uuid) == [(EVENT, 'Success')]
+
+
+def test_a_failed_guard_leaves_nothing_written(cell, move):
+    uuid, migration_uuid = move
+    with pytest.raises(exception.UnexpectedTaskStateError):
+        move_records.update_move(
+            fx.ctxt(), cell, uuid, migration_uuid,
+            migration_values={'status': migration_obj.POST_MIGRATING},
+            expected_status=migration_obj.MIGRATING,
+            instance_values={'task_state': 'resize_migrated'},
+            expected_task_state=['resize_migrating'],
+            action_events=[{'phase': 'start', 'event': EVENT}])
+    migration = migration_records.get_migration(fx.ctxt(), cell,
+                                                migration_uuid)
+    assert migration.status == migration_obj.MIGRATING
+    assert _events(cell, uuid) == []
+    with pytest.raises(exception.UnexpectedMigrationStatusError):
+        move_records.update_move(
+            fx.ctxt(), cell, uuid, migration_uuid,
+            migration_values={'status': migration_obj.FINISHED},
+            expected_status=migration_obj.POST_MIGRATING,
+            instance_values={'task_state': None},
+            expected_task_state=['resize_prep'])
+    instance = instance_records.get_instance(fx.ctxt(), cell, uuid)
+    assert instance.task_state == 'resize_prep'
