@@ -41,7 +41,13 @@ BINARY = 'berth-compute'
 _EXPECTED_FAILURES = (messaging_exc.MessagingException,
                       report_mod.PlacementUnavailable)
 TOPIC = 'compute'
-CONDUCTOR_WAIT_INTERVAL = 5
+# NOTE: a ping sent before the conductor's queue exists is dropped by the
+# broker and only its timeout tells: the first pings wait briefly (one
+# started alongside the conductor joins in seconds, not after a whole
+# timeout), later ones up to CONDUCTOR_PING_TIMEOUT.
+CONDUCTOR_PING_TIMEOUTS = (1, 2, 4, 8)
+CONDUCTOR_PING_TIMEOUT = 10
+CONDUCTOR_WAIT_INTERVAL = 1
 
 
 @dataclasses.dataclass
@@ -131,13 +137,19 @@ class ComputeAgent(object):
     def _wait_for_conductor(self, ctxt):
         from common import baserpc
         api = baserpc.BaseAPI('conductor')
+        attempt = 0
         while True:
+            timeout = (CONDUCTOR_PING_TIMEOUTS[attempt]
+                       if attempt < len(CONDUCTOR_PING_TIMEOUTS)
+                       else CONDUCTOR_PING_TIMEOUT)
             try:
-                api.ping(ctxt, 'berth-compute', timeout=10)
+                api.ping(ctxt, 'berth-compute', timeout=timeout)
                 return
             except messaging_exc.MessagingTimeout:
-                LOG.warning('Waiting for the conductor to answer; is '
-                            'berth-conductor running?')
+                attempt += 1
+                LOG.warning('Waiting for the conductor to answer (no answer '
+                            'within %ds); is berth-conductor running?',
+                            timeout)
                 time.sleep(CONDUCTOR_WAIT_INTERVAL)
 
     def start(self, ctxt=None):

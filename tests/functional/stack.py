@@ -23,7 +23,9 @@ Nothing here imports pytest; a missing server raises
 :class:`scheduler_env.EnvironmentUnavailable`.
 """
 
+from concurrent import futures
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -47,6 +49,7 @@ COMPUTE_VERSION = 'compute 2.79'
 # to it, the conductor before the computes (which join through it), the
 # API last so that a ready API means a ready stack.
 RPC_SERVICES = ('berth-scheduler', 'berth-conductor', 'berth-compute')
+FIRST_TO_STOP = ('berth-api', 'berth-compute')
 
 
 class ServiceProcess(object):
@@ -298,14 +301,15 @@ class Stack(object):
         self.vhost = scheduler_env.RabbitVhost(self.rabbit_url)
         self.vhost.create()
         self._write_conf()
-        self.manage('api_db', 'sync')
-        self.manage('placement', 'db', 'sync')
-        self.manage('cell_v2', 'map_cell0',
-                    '--database_connection', self.urls['cell0'])
-        self.manage('cell_v2', 'create_cell', '--name', 'cell1',
-                    '--transport-url', self.vhost.url,
-                    '--database_connection', self.urls['cell1'])
-        self.manage('db', 'sync')
+        self.manage_many(
+            ['api_db', 'sync'],
+            ['placement', 'db', 'sync'],
+            ['cell_v2', 'map_cell0',
+             '--database_connection', self.urls['cell0']],
+            ['cell_v2', 'create_cell', '--name', 'cell1',
+             '--transport-url', self.vhost.url,
+             '--database_connection', self.urls['cell1']],
+            ['db', 'sync'])
         return self
 
     def _conf_groups(self):
@@ -360,6 +364,20 @@ class Stack(object):
         if result.returncode:
             raise EnvironmentFailure('berth-manage %s failed (%d):\n%s%s' % (
                 ' '.join(args), result.returncode, result.stdout[-2000:],
+                result.stderr[-3000:]))
+        return result.stdout
+
+    def manage_many(self, *commands, timeout=300):
+        """Run berth-manage ``commands`` (argument lists) in order, in
+        one process (tests/functional/manage_many.py).
+        """
+        result = subprocess.run(
+            [sys.executable, '-m', 'tests.functional.manage_many',
+             self.conf_file, json.dumps([list(c) for c in commands])],
+            capture_output=True, text=True, timeout=timeout)
+        if result.returncode:
+            raise EnvironmentFailure('berth-manage failed (%d):\n%s%s' % (
+                result.returncode, result.stdout[-2000:],
                 result.stderr[-3000:]))
         return result.stdout
 
@@ -466,9 +484,20 @@ class Stack(object):
                          for name, p in self.processes.items())
 
     def stop(self):
-        """Stop every service and delete the virtual host."""
-        for binary in reversed(list(self.processes)):
+        """Stop every service and delete the virtual host.
+
+        The API and the computes stop first, one by one (a stopping compute
+        still reports through the conductor); the rest have nothing left
+        to finish and stop together.
+        """
+        order = list(reversed(list(self.processes)))
+        first = [b for b in order if b in FIRST_TO_STOP]
+        for binary in first:
             self.processes[binary].stop()
+        rest = [self.processes[b] for b in order if b not in first]
+        if rest:
+            with futures.ThreadPoolExecutor(len(rest)) as pool:
+                list(pool.map(lambda process: process.stop(), rest))
         for client in (self.compute, self.placement):
             if client is not None:
                 client.close()
