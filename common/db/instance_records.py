@@ -185,15 +185,18 @@ def _select_row(ctx, uuid, read_deleted=False):
 
 # --- instances ---------------------------------------------------------------
 
-def read_instance(ctx, uuid):
-    """The live Instance ``uuid`` with its latest fault, read in ``ctx``.
+def read_instance(ctx, uuid, fault=True):
+    """The live Instance ``uuid`` (with its latest fault unless not
+    ``fault``: a query of its own, which the steps of a move never need)
+    read in ``ctx``.
 
     :raises common.exception.InstanceNotFound: when there is none.
     """
     row = _select_row(ctx, uuid)
     if row is None:
         raise exception.InstanceNotFound(instance_id=uuid)
-    return _instance(row, _latest_faults(ctx, [uuid]).get(uuid))
+    return _instance(row, _latest_faults(ctx, [uuid]).get(uuid)
+                     if fault else None)
 
 
 def create_instance(ctxt, database, instance, action=None, decision=None):
@@ -238,8 +241,8 @@ def create_instance(ctxt, database, instance, action=None, decision=None):
     return created
 
 
-def get_instance(ctxt, database, uuid, read_deleted=False):
-    """The Instance ``uuid``, with its latest fault.
+def get_instance(ctxt, database, uuid, read_deleted=False, fault=True):
+    """The Instance ``uuid``, with its latest fault unless not ``fault``.
 
     :param read_deleted: also find a deleted instance.
     :raises common.exception.InstanceNotFound: when there is none.
@@ -248,7 +251,8 @@ def get_instance(ctxt, database, uuid, read_deleted=False):
         row = _select_row(ctx, uuid, read_deleted)
         if row is None:
             return None
-        return _instance(row, _latest_faults(ctx, [uuid]).get(uuid))
+        return _instance(row, _latest_faults(ctx, [uuid]).get(uuid)
+                         if fault else None)
     found = database.reader(fetch)(ctxt)
     if found is None:
         raise exception.InstanceNotFound(instance_id=uuid)
@@ -456,7 +460,7 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None,
 
 
 def begin_action(ctxt, database, uuid, action, values,
-                 expected_task_state=(None,)):
+                 expected_task_state=(None,), first=None, brief=False):
     """Start instance action ``action`` and apply ``values`` at once.
 
     The server actions' first write: the task state moves (guarded by
@@ -464,16 +468,22 @@ def begin_action(ctxt, database, uuid, action, values,
     conflict) and the action is recorded in the same transaction, so a
     refused request leaves neither.
 
-    :returns: the updated Instance.
+    :param first: ``first(ctx)``, another write of the same transaction
+        run before (e.g. a migration's guarded status change); what it
+        raises undoes everything.
+    :param brief: do not read the instance back.
+    :returns: the updated Instance (None when ``brief``).
     :raises common.exception.InstanceNotFound: no live instance ``uuid``.
     :raises common.exception.UnexpectedTaskStateError: the guard failed.
     """
     prepared = prepare_update(uuid, values, expected_task_state)
 
     def begin(ctx):
+        if first is not None:
+            first(ctx)
         apply_or_raise(ctx, prepared)
         _insert_action(ctx, ctxt, uuid, action)
-        return read_instance(ctx, uuid)
+        return None if brief else read_instance(ctx, uuid)
     return write(database, begin, ctxt)
 
 
@@ -654,13 +664,17 @@ def latest_actions(ctx, uuids):
     return {uuid: key[1] for uuid, key in latest.items()}
 
 
+def latest_action_id(ctx, uuid):
+    """The id of the instance's latest action, or None."""
+    return ctx.session.execute(_LATEST_ACTION, {'p_uuid': uuid}).scalar()
+
+
 def _action_of(ctx, uuid, event, action_id):
     """``action_id``, else the latest action of ``uuid``; None (logged)
     when the instance has none.
     """
     if action_id is None:
-        action_id = ctx.session.execute(_LATEST_ACTION,
-                                        {'p_uuid': uuid}).scalar()
+        action_id = latest_action_id(ctx, uuid)
     if action_id is None:
         LOG.warning('Instance %s has no action to record event %s in',
                     uuid, event)

@@ -25,9 +25,25 @@ def _check_events(action_events):
     return events
 
 
+def _record_events(ctx, instance_uuid, events):
+    """Record ``events`` under the instance's latest action, looked up
+    once for all of them.
+    """
+    if not events:
+        return
+    action_id = None
+    if len(events) > 1:
+        action_id = instance_records.latest_action_id(ctx, instance_uuid)
+    for action_event in events:
+        instance_records.record_action_event(ctx, instance_uuid,
+                                             action_event,
+                                             action_id=action_id)
+
+
 def get_move(ctxt, database, instance_uuid, migration_uuid,
              action_events=()):
-    """The live instance and its migration, read together.
+    """The live instance (without its fault) and its migration, read
+    together.
 
     :param action_events: events of the instance's latest action to
         record (see ``instance_records.update_instance``); with any, this
@@ -39,11 +55,10 @@ def get_move(ctxt, database, instance_uuid, migration_uuid,
     events = _check_events(action_events)
 
     def fetch(ctx):
-        instance = instance_records.read_instance(ctx, instance_uuid)
+        instance = instance_records.read_instance(ctx, instance_uuid,
+                                                  fault=False)
         migration = migration_records.read_migration(ctx, migration_uuid)
-        for action_event in events:
-            instance_records.record_action_event(ctx, instance_uuid,
-                                                 action_event)
+        _record_events(ctx, instance_uuid, events)
         return instance, migration
     if events:
         return instance_records.write(database, fetch, ctxt)
@@ -87,10 +102,9 @@ def update_move(ctxt, database, instance_uuid, migration_uuid,
                                                          migration_uuid)
         if instance_update is not None:
             instance_records.apply_or_raise(ctx, instance_update)
-        for action_event in events:
-            instance_records.record_action_event(ctx, instance_uuid,
-                                                 action_event)
+        _record_events(ctx, instance_uuid, events)
         if brief:
             return None, migration
-        return instance_records.read_instance(ctx, instance_uuid), migration
+        return instance_records.read_instance(ctx, instance_uuid,
+                                              fault=False), migration
     return instance_records.write(database, update, ctxt)

@@ -86,8 +86,8 @@ class _Move(object):
                 ctxt, instance_uuid)
             migration = None
             if migration_uuid is None:
-                instance = instance_records.get_instance(ctxt, database,
-                                                         instance_uuid)
+                instance = instance_records.get_instance(
+                    ctxt, database, instance_uuid, fault=False)
             else:
                 instance, migration = move_records.get_move(
                     ctxt, database, instance_uuid, migration_uuid)

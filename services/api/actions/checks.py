@@ -61,11 +61,12 @@ def check_state(instance, method, vm_states=ANY, task_states=(None,)):
 
 
 def begin(req, instance, cell, method, action, values,
-          expected_task_state=(None,)):
+          expected_task_state=(None,), first=None, brief=False):
     """Record instance action ``action`` and apply ``values`` in one write.
 
     :param method: the action's name in a conflict message (``stop``).
-    :returns: the updated Instance.
+    :param first, brief: as ``instance_records.begin_action``.
+    :returns: the updated Instance (None when ``brief``).
     :raises errors.Conflict: the server is still being scheduled (no
         cell yet) or another request changed its task state meanwhile.
     :raises errors.NotFound: it was deleted meanwhile.
@@ -75,7 +76,7 @@ def begin(req, instance, cell, method, action, values,
     try:
         return instance_records.begin_action(
             util.context(req), cell_hosts.database(cell), instance.uuid,
-            action, values, expected_task_state)
+            action, values, expected_task_state, first=first, brief=brief)
     except exception.UnexpectedTaskStateError as exc:
         raise invalid_state(instance, method, 'task_state',
                             exc.kwargs.get('actual'))

@@ -165,7 +165,7 @@ def _move(req, instance, cell, action, flavor=None, host=None):
                            **{OLD_VM_STATE: instance.vm_state})
     checks.begin(req, instance, cell, action, action,
                  {'task_state': inst.RESIZE_PREP,
-                  'system_metadata': system_metadata})
+                  'system_metadata': system_metadata}, brief=True)
     try:
         boot.conductor_api().migrate_server(
             ctxt, instance_uuid=instance.uuid, flavor=new_flavor, host=host,
@@ -252,6 +252,23 @@ def _claim_migration(ctxt, cell, migration, status):
         raise errors.BadRequest(NOT_RESIZED)
 
 
+def _begin_end(req, instance, cell, key, migration, status, values):
+    """Move the finished migration to ``status`` and begin action
+    ``key`` with the instance's ``values``, in one transaction: 400 when
+    the migration is no longer finished (another confirm or revert won),
+    409 when the task state moved; either way nothing is written.
+    """
+    claim = migration_records.prepare_update(
+        migration.uuid, {'status': status},
+        expected_status=migration_obj.FINISHED)
+    try:
+        checks.begin(req, instance, cell, key, key, values, first=claim,
+                     brief=True)
+    except (exception.UnexpectedMigrationStatusError,
+            exception.MigrationNotFound):
+        raise errors.BadRequest(NOT_RESIZED)
+
+
 def _unclaim(ctxt, cell, instance, migration, status, values):
     """Put the migration (and the instance) back when the conductor
     could not be told.
@@ -276,12 +293,7 @@ def _end_resize(req, value, key, policy, method, status, values, rpc,
     checks.check_locked(ctxt, instance)
     checks.check_state(instance, key, (inst.RESIZED,))
     migration = _finished_migration(ctxt, cell, instance)
-    _claim_migration(ctxt, cell, migration, status)
-    try:
-        checks.begin(req, instance, cell, key, key, values)
-    except errors.APIError:
-        _unclaim(ctxt, cell, instance, migration, status, {})
-        raise
+    _begin_end(req, instance, cell, key, migration, status, values)
     try:
         getattr(boot.conductor_api(), rpc)(
             ctxt, instance_uuid=instance.uuid, migration_uuid=migration.uuid)

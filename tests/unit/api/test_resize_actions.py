@@ -9,6 +9,7 @@ import uuid as uuid_lib
 from oslo_utils import timeutils
 
 from common.db import cell_tables
+from common.db import cells
 from tests.unit.api import helpers
 from tests.unit.api.helpers import V
 
@@ -200,3 +201,32 @@ def test_deleting_a_resized_server_confirms_its_move_first(world):
     assert _migration_status(world, migration) == 'confirming'
     assert world.conductor.confirms == [
         {'instance_uuid': resized, 'migration_uuid': migration}]
+
+
+def test_a_revert_racing_another_task_leaves_the_migration_finished(
+        world, monkeypatch):
+    # NOTE: the migration's claim and the instance's task move in one
+    # transaction: a task state changed after the checks (a racing
+    # delete here) refuses both, and the server can still be reverted.
+    from services.api.actions import resize as resize_action
+    resized = _server(world, vm_state='resized')
+    migration = _finished(world, resized)
+    found = resize_action._finished_migration
+
+    def racing(ctxt, cell, instance):
+        engine = cells.get_cell_database(world.urls['cell1']).engine()
+        with engine.begin() as conn:
+            conn.execute(cell_tables.instances.update().where(
+                cell_tables.instances.c.uuid == resized).values(
+                task_state='deleting'))
+        return found(ctxt, cell, instance)
+
+    monkeypatch.setattr(resize_action, '_finished_migration', racing)
+    status, body, _r = _action(world, resized, {'revertResize': None})
+    assert status == 409, body
+    assert 'task_state deleting' in _message(body)
+    assert _migration_status(world, migration) == 'finished'
+    assert getattr(world.conductor, 'reverts', []) == []
+    assert [a['action'] for a in world.rows(
+        'cell1', cell_tables.instance_actions,
+        instance_uuid=resized)] == []

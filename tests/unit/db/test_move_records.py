@@ -90,3 +90,19 @@ def test_a_failed_guard_leaves_nothing_written(cell, move):
             expected_task_state=['resize_prep'])
     instance = instance_records.get_instance(fx.ctxt(), cell, uuid)
     assert instance.task_state == 'resize_prep'
+
+
+def test_events_go_under_the_latest_action(cell, move):
+    uuid, migration_uuid = move
+    instance_records.record_action(fx.ctxt(), cell, uuid, 'confirmResize')
+    move_records.update_move(
+        fx.ctxt(), cell, uuid, migration_uuid,
+        migration_values={'status': migration_obj.CONFIRMED},
+        action_events=[{'phase': 'start', 'event': EVENT, 'host': 'src'},
+                       {'phase': 'finish', 'event': EVENT, 'host': 'src',
+                        'result': 'Success'}], brief=True)
+    newest, oldest = instance_records.list_actions(fx.ctxt(), cell, uuid)
+    assert newest['action'] == 'confirmResize'
+    assert [(e['event'], e['result']) for e in newest['events']] == [
+        (EVENT, 'Success')]
+    assert oldest['events'] == []
