@@ -32,6 +32,7 @@ from services.placement import errors
 from services.placement.objects import catalog
 from services.placement.objects import consumer as consumer_obj
 from services.placement.objects import inventory as inventory_obj
+from services.placement.objects import provider_locks
 from services.placement.objects import resource_provider as rp_obj
 
 LOG = logging.getLogger(__name__)
@@ -536,10 +537,16 @@ def replace_all(ctx, requests):
     class_ids = resolve_classes(ctx, requests)
     all_new = _all_new(requests)
     retries = CONF.placement.allocation_conflict_retry_count
+    lost_race = False
     while True:
         try:
-            return replace_all_in_transaction(ctx, requests, class_ids,
-                                              all_new)
+            if not lost_race:
+                return replace_all_in_transaction(ctx, requests, class_ids,
+                                                  all_new)
+            with provider_locks.held(
+                    uuid for r in requests for uuid in r.allocations):
+                return replace_all_in_transaction(ctx, requests, class_ids,
+                                                  all_new)
         except consumer_obj.ConsumerExists as exc:
             # NOTE: outside the failed transaction (PostgreSQL ends it at
             # the failed INSERT), say which generation the consumer is at.
@@ -552,6 +559,9 @@ def replace_all(ctx, requests):
             if retries <= 0:
                 raise
             retries -= 1
+            # NOTE: the retries queue on the providers' locks (see
+            # provider_locks): they no longer race one another.
+            lost_race = True
             LOG.debug('Provider changed under an allocation write; retrying '
                       '(%d retries left)', retries)
 
