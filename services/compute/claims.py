@@ -78,6 +78,77 @@ def requested_topology(instance, request_spec):
     return None
 
 
+def _pci_requests_of(instance, request_spec):
+    """The PCI requests of the build: the instance's, else the spec's."""
+    return (instance.get('pci_requests') or
+            (request_spec or {}).get('pci_requests') or [])
+
+
+def _fit_numa(node, requested, limits, pci_requests):
+    """The instance topology ``requested`` fitted onto the node's cells.
+
+    Nothing is taken yet: the fit only chooses cells and pins, with the
+    node's PCI pools so that devices and cells agree.
+
+    :returns: the fitted InstanceTopology, or None when nothing was
+        requested.
+    :raises ComputeResourcesUnavailable: the node has no NUMA topology
+        or the request does not fit it.
+    """
+    if requested is None:
+        return None
+    if node.topology is None:
+        raise ComputeResourcesUnavailable(
+            reason='the instance asks for a NUMA topology and node %s '
+                   'reports none' % node.nodename)
+    fitted = fit.fit_instance_to_host(
+        node.topology, requested, limits, pci_requests=pci_requests,
+        pci_stats=node.pci.fit_pools())
+    if fitted is None:
+        raise ComputeResourcesUnavailable(
+            reason='Requested instance NUMA topology cannot fit the '
+                   'given host NUMA topology')
+    return fitted
+
+
+def _claim_pci(node, uuid, pci_requests, fitted, mappings):
+    """Take the devices ``pci_requests`` ask for, for instance ``uuid``.
+
+    NOTE: devices placement allocated are taken from the providers the
+    claimed allocation request's ``mappings`` name, so that the agent
+    and placement hold the same ones.
+
+    :returns: the addresses of the devices taken.
+    :raises ComputeResourcesUnavailable: the devices are not free.
+    """
+    cell_ids = [cell.id for cell in fitted.cells] if fitted else None
+    placed = (node.pci.placed(node.uuid, node.nodename, mappings)
+              if mappings and pci_requests and node.uuid else None)
+    try:
+        return node.pci.claim(uuid, pci_requests, cell_ids, placed=placed)
+    except pci_tracker.PciDeviceRequestFailed as exc:
+        raise ComputeResourcesUnavailable(
+            reason='Claim pci failed: %s' % exc)
+
+
+def _add_numa_usage(node, uuid, fitted):
+    """Count ``fitted`` (or nothing, when None) on the node's cells.
+
+    NOTE: the devices were taken first; when the cells refuse (pins or
+    pages taken meanwhile) they are given back, so a failed claim
+    holds nothing.
+
+    :raises ComputeResourcesUnavailable: the cells cannot take it.
+    """
+    if fitted is None:
+        return
+    try:
+        fit.change_usage_in_place(node.topology, fitted, 1)
+    except exception.BerthException as exc:
+        node.pci.release(uuid)
+        raise ComputeResourcesUnavailable(reason=str(exc))
+
+
 def make_claim(node, instance, request_spec, limits, mappings=None):
     """Fit ``instance`` onto ``node`` and take what it needs.
 
@@ -96,35 +167,10 @@ def make_claim(node, instance, request_spec, limits, mappings=None):
     """
     uuid = instance['uuid']
     requested = requested_topology(instance, request_spec)
-    pci_requests = (instance.get('pci_requests') or
-                    (request_spec or {}).get('pci_requests') or [])
-    fitted = None
-    if requested is not None:
-        if node.topology is None:
-            raise ComputeResourcesUnavailable(
-                reason='the instance asks for a NUMA topology and node %s '
-                       'reports none' % node.nodename)
-        fitted = fit.fit_instance_to_host(
-            node.topology, requested, limits, pci_requests=pci_requests,
-            pci_stats=node.pci.fit_pools())
-        if fitted is None:
-            raise ComputeResourcesUnavailable(
-                reason='Requested instance NUMA topology cannot fit the '
-                       'given host NUMA topology')
-    cell_ids = [cell.id for cell in fitted.cells] if fitted else None
-    placed = (node.pci.placed(node.uuid, node.nodename, mappings)
-              if mappings and pci_requests and node.uuid else None)
-    try:
-        devices = node.pci.claim(uuid, pci_requests, cell_ids, placed=placed)
-    except pci_tracker.PciDeviceRequestFailed as exc:
-        raise ComputeResourcesUnavailable(
-            reason='Claim pci failed: %s' % exc)
-    if fitted is not None:
-        try:
-            fit.change_usage_in_place(node.topology, fitted, 1)
-        except exception.BerthException as exc:
-            node.pci.release(uuid)
-            raise ComputeResourcesUnavailable(reason=str(exc))
+    pci_requests = _pci_requests_of(instance, request_spec)
+    fitted = _fit_numa(node, requested, limits, pci_requests)
+    devices = _claim_pci(node, uuid, pci_requests, fitted, mappings)
+    _add_numa_usage(node, uuid, fitted)
     usage = usage_mod.from_instance(instance, numa=fitted)
     LOG.debug('Claimed on %s for %s: NUMA %s, PCI %s', node.nodename, uuid,
               fitted and fitted.to_primitive(), devices)

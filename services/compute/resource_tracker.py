@@ -205,15 +205,62 @@ class ResourceTracker(object):
         return result
 
     def _rebuild(self, node, resources, instances, started, moves):
+        """Recount ``node``'s usage from what this update read.
+
+        Counted are the instances on the node, the moves counted on it
+        (:mod:`.move_usage`) and the claims still held here, which stand
+        in for their instance or migration until they are finished.
+
+        :param moves: (migration uuid -> InstanceUsage of the moves
+            counted here, every consumer uuid of those moves, the uuids
+            of the migrations whose claims still stand).
+        """
         node.resources = resources
-        usages = {}
         move_usages, node.move_consumers, in_progress = moves
         self._drop_ended_move_claims(node, in_progress, started)
+        usages = self._instance_usages(node, instances, started)
+        for uuid, usage in move_usages.items():
+            if not self._removed_since(uuid, started):
+                usages[uuid] = usage
+        for uuid, claim in node.claims.items():
+            usages[uuid] = claim.usage
+        node.move_keys = set(move_usages) | {
+            u for u, c in node.claims.items() if c.migration_uuid}
+        self._forget_uncounted_placements(node, usages)
+        node.usages = usages
+        node.recompute()
+        self._forget_old_removals()
+
+    def _removed_since(self, uuid, started):
+        """True when ``uuid`` was released at or after ``started``.
+
+        NOTE: the rows an update read before a release may still show
+        the consumer; such an update must not count it again.
+        """
+        return self._removed.get(uuid, -1) >= started
+
+    def _forget_old_removals(self):
+        """Forget releases older than :data:`_REMOVED_MEMORY` seconds
+        (no update still running started before them).
+        """
+        horizon = self.clock() - _REMOVED_MEMORY
+        self._removed = {u: t for u, t in self._removed.items()
+                         if t > horizon}
+
+    def _instance_usages(self, node, instances, started):
+        """uuid -> InstanceUsage of the instance rows counted on the node.
+
+        Rows released since the update started are left out. The NUMA
+        topology is the one this agent claimed while the row does not
+        carry it yet, else the row's (parsed once, see
+        :meth:`_parse_numa`); the parse cache keeps only the rows parsed.
+        """
+        usages = {}
         parsed = {}
         for instance in instances:
             uuid = instance['uuid']
             if not usage_mod.counted(instance) or (
-                    self._removed.get(uuid, -1) >= started):
+                    self._removed_since(uuid, started)):
                 continue
             numa = node.known_numa.get(uuid)
             if numa is None:
@@ -221,21 +268,16 @@ class ResourceTracker(object):
             usages[uuid] = usage_mod.from_instance(instance, numa=numa)
         node.numa_cache = {u: node.numa_cache[u] for u in parsed
                            if u in node.numa_cache}
-        for uuid, usage in move_usages.items():
-            if self._removed.get(uuid, -1) < started:
-                usages[uuid] = usage
-        for uuid, claim in node.claims.items():
-            usages[uuid] = claim.usage
-        node.move_keys = set(move_usages) | {
-            u for u, c in node.claims.items() if c.migration_uuid}
+        return usages
+
+    @staticmethod
+    def _forget_uncounted_placements(node, usages):
+        """Drop the claimed NUMA and PCI placements of consumers no
+        longer counted on the node (deleted, moved away, released).
+        """
         for known in (node.known_numa, node.known_pci):
             for uuid in [u for u in known if u not in usages]:
                 known.pop(uuid)
-        node.usages = usages
-        node.recompute()
-        horizon = self.clock() - _REMOVED_MEMORY
-        self._removed = {u: t for u, t in self._removed.items()
-                         if t > horizon}
 
     @staticmethod
     def _drop_ended_move_claims(node, in_progress, started):

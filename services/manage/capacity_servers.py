@@ -40,33 +40,51 @@ def _all_compute_hosts(ctxt, source):
     return hosts
 
 
-def lost_hosts(ctxt, source, args):
-    """The host names ``--lose``, ``--lose-aggregate`` or ``--lose-az``
-    name; ValueError with the reason when they name nothing.
+def _named_hosts(ctxt, source, lose):
+    """The compute hosts of ``--lose`` (a comma-separated list), sorted.
+
+    :raises ValueError: a name is no compute host of any cell.
     """
-    if args.lose:
-        named = {h.strip() for h in args.lose.split(',') if h.strip()}
-        known = _all_compute_hosts(ctxt, source)
-        unknown = sorted(named - known)
-        if unknown:
-            raise ValueError('Compute host %s could not be found.'
-                             % ', '.join(unknown))
-        return sorted(named)
-    aggregates = source.get_aggregates(ctxt)
-    if args.lose_aggregate:
-        found = [a for a in aggregates if args.lose_aggregate in
-                 (a.name, a.uuid, str(a.id))]
-        if not found:
-            raise ValueError('Aggregate %s could not be found.'
-                             % args.lose_aggregate)
-        return sorted(set(found[0].hosts))
-    zone = args.lose_az
+    named = {h.strip() for h in lose.split(',') if h.strip()}
+    known = _all_compute_hosts(ctxt, source)
+    unknown = sorted(named - known)
+    if unknown:
+        raise ValueError('Compute host %s could not be found.'
+                         % ', '.join(unknown))
+    return sorted(named)
+
+
+def _aggregate_hosts(aggregates, wanted):
+    """The hosts of the aggregate ``wanted`` names (name, uuid or id).
+
+    :raises ValueError: no aggregate has that name, uuid or id.
+    """
+    found = [a for a in aggregates if wanted in (a.name, a.uuid, str(a.id))]
+    if not found:
+        raise ValueError('Aggregate %s could not be found.' % wanted)
+    return sorted(set(found[0].hosts))
+
+
+def _zones_of_hosts(aggregates):
+    """host -> the zone names its aggregates give it (hosts with one)."""
     zoned = {}
     for aggregate in aggregates:
         name = aggregate.metadata.get(zones.AZ_KEY)
         if name:
             for host in aggregate.hosts:
                 zoned.setdefault(host, set()).add(name)
+    return zoned
+
+
+def _zone_hosts(ctxt, source, aggregates, zone):
+    """The hosts of availability zone ``zone``, sorted.
+
+    NOTE: the default zone also holds every compute host that no zone
+    aggregate names (:func:`common.zones.zone_name` of no names).
+
+    :raises ValueError: the zone has no host.
+    """
+    zoned = _zones_of_hosts(aggregates)
     hosts = {h for h, names in zoned.items() if zone in names}
     if zone == zones.zone_name(None):
         hosts |= {h for h in _all_compute_hosts(ctxt, source)
@@ -74,6 +92,18 @@ def lost_hosts(ctxt, source, args):
     if not hosts:
         raise ValueError('Availability zone %s has no host.' % zone)
     return sorted(hosts)
+
+
+def lost_hosts(ctxt, source, args):
+    """The host names ``--lose``, ``--lose-aggregate`` or ``--lose-az``
+    name; ValueError with the reason when they name nothing.
+    """
+    if args.lose:
+        return _named_hosts(ctxt, source, args.lose)
+    aggregates = source.get_aggregates(ctxt)
+    if args.lose_aggregate:
+        return _aggregate_hosts(aggregates, args.lose_aggregate)
+    return _zone_hosts(ctxt, source, aggregates, args.lose_az)
 
 
 def servers_on(ctxt, source, hosts, server_cls):

@@ -138,6 +138,35 @@ def _run_batch(conf, migrations, max_count, totals):
     return ran, failed
 
 
+def _run_batches(conf, migrations, max_count, totals, unlimited):
+    """One batch of up to ``max_count`` rows; with ``unlimited``, more
+    batches until one migrates nothing.
+
+    :returns: (rows the last batch migrated, whether a migration of the
+        last batch failed).
+    """
+    ran, failed = _run_batch(conf, migrations, max_count, totals)
+    while unlimited and ran:
+        ran, failed = _run_batch(conf, migrations, max_count, totals)
+    return ran, failed
+
+
+def _print_totals(totals):
+    """The table of every migration's rows needed and completed."""
+    print(output.table(['Migration', 'Total Needed', 'Completed'],
+                       [[name] + totals[name] for name in sorted(totals)]),
+          end='')
+
+
+def _print_nothing_to_do(migrations):
+    """Say why nothing was found: no row needs a migration, or there is
+    no migration at all (placement's command).
+    """
+    print('Nothing to do: no rows need an online data migration.'
+          if migrations else
+          'Nothing to do: there are no online data migrations.')
+
+
 def run(conf, migrations, max_count):
     """Run ``migrations`` as nova-manage runs its online migrations.
 
@@ -152,20 +181,16 @@ def run(conf, migrations, max_count):
         max_count = BATCH
         print('Running batches of %d until complete' % max_count)
     totals = {migration.__name__: [0, 0] for migration in migrations}
-    ran = None
-    failed = False
-    while ran is None or (unlimited and ran):
-        ran, failed = _run_batch(conf, migrations, max_count, totals)
-    print(output.table(['Migration', 'Total Needed', 'Completed'],
-                       [[name] + totals[name] for name in sorted(totals)]),
-          end='')
+    ran, failed = _run_batches(conf, migrations, max_count, totals,
+                               unlimited)
+    _print_totals(totals)
+    # NOTE: with --max-count, a failure counts only when the batch
+    # migrated nothing else; otherwise exit 1 asks for another run.
     if failed and (unlimited or not ran):
         print('Some migrations failed unexpectedly. Check log for details.')
         return 2
     if not any(found for found, _done in totals.values()):
-        print('Nothing to do: no rows need an online data migration.'
-              if migrations else
-              'Nothing to do: there are no online data migrations.')
+        _print_nothing_to_do(migrations)
     return 1 if ran else 0
 
 

@@ -68,6 +68,50 @@ def _placement(conf):
     return placement_client.PlacementClient(conf)
 
 
+def _read_allocations(placement, ctxt, providers, args, say):
+    """consumer -> {provider uuid: resources} of every allocation
+    against ``providers``, with a progress line per provider read.
+    """
+    for provider in providers:
+        say('Processing allocations for Resource Provider %s (%s)'
+            % (provider.get('name'), provider['uuid']))
+    with output.progress(args, 'audit: providers read',
+                         len(providers)) as progress:
+        _roots, by_consumer = allocation_audit.provider_allocations(
+            placement, ctxt, providers, progress=progress.step)
+    return by_consumer
+
+
+def _report_orphans(placement, ctxt, orphans, delete, say):
+    """Print each orphan's allocations and, with ``delete``, delete them.
+
+    :returns: how many consumers' allocations were deleted.
+    """
+    deleted = 0
+    for finding in orphans:
+        say('Consumer %s: %s' % (finding.consumer, finding.reason))
+        if delete and allocations.delete_allocations(
+                placement, ctxt, finding.consumer):
+            deleted += 1
+            template = ('Deleted allocations for consumer UUID %s on '
+                        'Resource Provider %s: %s')
+        else:
+            template = ('Allocations for consumer UUID %s on Resource '
+                        'Provider %s can be deleted: %s')
+        for rp_uuid, resources in sorted(finding.have.items()):
+            print(template % (finding.consumer, rp_uuid, resources))
+    return deleted
+
+
+def _audit_exit_code(orphans, stuck, delete, deleted):
+    """0 nothing found, 4 every orphan deleted and no stuck server, else
+    3 (see the module docstring).
+    """
+    if not orphans and not stuck:
+        return 0
+    return 4 if delete and deleted == len(orphans) and not stuck else 3
+
+
 def audit(conf):
     """The audit command; see the module docstring."""
     args = conf.category
@@ -86,35 +130,15 @@ def audit(conf):
             print('Resource Provider with UUID %s does not exist.'
                   % args.resource_provider)
             return 127
-    for provider in providers:
-        say('Processing allocations for Resource Provider %s (%s)'
-            % (provider.get('name'), provider['uuid']))
-    with output.progress(args, 'audit: providers read',
-                         len(providers)) as progress:
-        _roots, by_consumer = allocation_audit.provider_allocations(
-            placement, ctxt, providers, progress=progress.step)
+    by_consumer = _read_allocations(placement, ctxt, providers, args, say)
     orphans, instances, _nodes = allocation_audit.find_orphans(
         ctxt, cell_access, by_consumer)
     stuck = report_stuck(ctxt, cell_access, instances, by_consumer,
                          stuck_after(args))
-    deleted = 0
-    for finding in orphans:
-        say('Consumer %s: %s' % (finding.consumer, finding.reason))
-        if args.delete and allocations.delete_allocations(
-                placement, ctxt, finding.consumer):
-            deleted += 1
-            template = ('Deleted allocations for consumer UUID %s on '
-                        'Resource Provider %s: %s')
-        else:
-            template = ('Allocations for consumer UUID %s on Resource '
-                        'Provider %s can be deleted: %s')
-        for rp_uuid, resources in sorted(finding.have.items()):
-            print(template % (finding.consumer, rp_uuid, resources))
+    deleted = _report_orphans(placement, ctxt, orphans, args.delete, say)
     print('Processed %d allocations.'
           % sum(len(v) for v in by_consumer.values()))
-    if not orphans and not stuck:
-        return 0
-    return 4 if args.delete and deleted == len(orphans) and not stuck else 3
+    return _audit_exit_code(orphans, stuck, args.delete, deleted)
 
 
 # --- servers stuck in a task state ------------------------------------------

@@ -71,17 +71,41 @@ def host_states(scheduler, ctxt, snapshot):
                                 scheduler.reservations, shared=False)
 
 
-def restrict(hosts, spec, aggregate=None, ignore=()):
-    """Apply ignore/force hosts and nodes, a cell and an aggregate."""
+def _without_ignored(hosts, spec, ignore):
+    """The hosts neither the spec's ``ignore_hosts`` nor ``ignore`` name.
+    """
     ignored = set(spec.ignore_hosts or ()) | set(ignore)
-    hosts = [h for h in hosts if h.host not in ignored]
+    return [h for h in hosts if h.host not in ignored]
+
+
+def _forced(hosts, spec):
+    """The hosts and nodes the spec forces (all when it forces none)."""
     if spec.force_hosts:
         hosts = [h for h in hosts if h.host in spec.force_hosts]
     if spec.force_nodes:
         hosts = [h for h in hosts if h.nodename in spec.force_nodes]
+    return hosts
+
+
+def _in_requested_cell(hosts, spec):
+    """The hosts in the cell of the spec's requested destination (all
+    when it names no cell).
+    """
     dest = spec.requested_destination
     if dest is not None and dest.cell:
         hosts = [h for h in hosts if h.cell_uuid == dest.cell]
+    return hosts
+
+
+def restrict(hosts, spec, aggregate=None, ignore=()):
+    """Apply ignore/force hosts and nodes, a cell and an aggregate.
+
+    The same narrowing as a boot's (``Scheduler._restrict``), plus the
+    capacity commands' own: an aggregate and the hosts a what-if loses.
+    """
+    hosts = _without_ignored(hosts, spec, ignore)
+    hosts = _forced(hosts, spec)
+    hosts = _in_requested_cell(hosts, spec)
     if aggregate:
         hosts = [h for h in hosts if in_aggregate(h, aggregate)]
     return hosts
