@@ -18,6 +18,7 @@ import json
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from common.db import action_records
 from common.db import cell_tables
 
 _AC = cell_tables.instance_actions
@@ -139,9 +140,8 @@ def decisions(ctxt, database, uuid):
     """The decision records of ``uuid``, newest first, each with the
     ``request_id`` and ``action`` of the action that holds it.
     """
-    from common.db import instance_records
     found = []
-    for action in instance_records.list_actions(ctxt, database, uuid):
+    for action in action_records.list_actions(ctxt, database, uuid):
         for event in reversed(action['events']):
             parsed = _parsed(event)
             if parsed is not None:

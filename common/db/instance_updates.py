@@ -20,6 +20,7 @@ the batch still do.
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from common.db import action_records
 from common.db import cell_tables
 from common.db import instance_records
 from common import exception
@@ -76,10 +77,10 @@ def _run(ctx, prepared):
               if happened and item.action_event is not None]
     # NOTE: one read finds every event's action; an instance without one
     # is looked up again (and logged) by the single-event path.
-    actions = instance_records.latest_actions(
+    actions = action_records.latest_actions(
         ctx, [item.uuid for item in events]) if events else {}
     for item in events:
-        instance_records.record_action_event(
+        action_records.record_action_event(
             ctx, item.uuid, item.action_event,
             action_id=actions.get(item.uuid))
     missed = [item.uuid for item, happened in zip(prepared, done)

@@ -14,6 +14,7 @@ import uuid as uuid_mod
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from common.db import action_records
 from common.db import cell_tables
 from common.db import instance_records
 from common import exception
@@ -65,7 +66,7 @@ def create_migration(ctxt, database, migration, action_event=None):
     :returns: the Migration as stored (with its id).
     """
     if action_event is not None:
-        instance_records.check_action_event(action_event)
+        action_records.check_action_event(action_event)
     values = {name: _column(name, getattr(migration, name))
               for name in _PLAIN + _FLAVORS if name != 'id'}
     values['uuid'] = values['uuid'] or str(uuid_mod.uuid4())
@@ -76,7 +77,7 @@ def create_migration(ctxt, database, migration, action_event=None):
     def insert(ctx):
         ctx.session.execute(_MI.insert().values(**values))
         if action_event is not None:
-            instance_records.record_action_event(
+            action_records.record_action_event(
                 ctx, migration.instance_uuid, action_event)
         return migration_from_row(_select(ctx, _MI.c.uuid == values['uuid']))
     return instance_records.write(database, insert, ctxt)

@@ -14,6 +14,7 @@ the writes are all or nothing: a migration whose status moved while the
 instance's guard failed can no longer be left behind.
 """
 
+from common.db import action_records
 from common.db import instance_records
 from common.db import migration_records
 
@@ -21,7 +22,7 @@ from common.db import migration_records
 def _check_events(action_events):
     events = list(action_events or ())
     for action_event in events:
-        instance_records.check_action_event(action_event)
+        action_records.check_action_event(action_event)
     return events
 
 
@@ -33,11 +34,11 @@ def _record_events(ctx, instance_uuid, events):
         return
     action_id = None
     if len(events) > 1:
-        action_id = instance_records.latest_action_id(ctx, instance_uuid)
+        action_id = action_records.latest_action_id(ctx, instance_uuid)
     for action_event in events:
-        instance_records.record_action_event(ctx, instance_uuid,
-                                             action_event,
-                                             action_id=action_id)
+        action_records.record_action_event(ctx, instance_uuid,
+                                           action_event,
+                                           action_id=action_id)
 
 
 def get_move(ctxt, database, instance_uuid, migration_uuid,

@@ -22,6 +22,7 @@ import logging
 import threading
 
 from common import cell_rpc
+from common.db import action_records
 from common.db import boot_records
 from common.db import instance_records
 from common import exception
@@ -69,7 +70,7 @@ def _local_delete(ctxt, conf, instance, cell, reason):
     LOG.warning('[instance: %s] %s, deleting from database (requested by '
                 'user %s of project %s)', instance.uuid, reason,
                 ctxt.user_id, ctxt.project_id)
-    instance_records.record_action(ctxt, database, instance.uuid, 'delete')
+    action_records.record_action(ctxt, database, instance.uuid, 'delete')
     try:
         instance_records.destroy_instance(ctxt, database, instance.uuid)
     except exception.InstanceNotFound:
@@ -91,8 +92,8 @@ def _remote_delete(ctxt, instance, cell):
                 {'task_state': instance_obj.DELETING})
         except exception.InstanceNotFound:
             return
-        instance_records.record_action(ctxt, database, instance.uuid,
-                                       'delete')
+        action_records.record_action(ctxt, database, instance.uuid,
+                                     'delete')
     group_records.remove_members(ctxt, [instance.uuid])
     compute_api(cell).terminate_instance(ctxt, instance.host, instance.uuid)
 

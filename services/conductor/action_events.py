@@ -10,7 +10,7 @@ or ``Error`` (and the traceback) when it ends, as Nova's conductor does.
 
 import logging
 
-from common.db import instance_records
+from common.db import action_records
 
 LOG = logging.getLogger(__name__)
 
@@ -25,10 +25,10 @@ def record(ctxt, database, instance_uuid, event, host, phase, result=None,
     """
     try:
         if phase == 'start':
-            instance_records.action_event_start(ctxt, database,
-                                                instance_uuid, event, host)
+            action_records.action_event_start(ctxt, database,
+                                              instance_uuid, event, host)
         else:
-            instance_records.action_event_finish(
+            action_records.action_event_finish(
                 ctxt, database, instance_uuid, event, host, result, tb)
     except Exception as exc:
         LOG.warning('Could not record event %s %s of instance %s: %s',

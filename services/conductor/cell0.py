@@ -17,6 +17,7 @@ import traceback
 
 from oslo_db import exception as db_exc
 
+from common.db import action_records
 from common.db import boot_records
 from common.db import cells
 from common.db import instance_records
@@ -65,7 +66,7 @@ def _create(ctxt, database, instance):
             ctxt, database, instance.uuid,
             {'vm_state': instance_obj.ERROR, 'task_state': None,
              'host': None, 'node': None})
-    instance_records.record_action(ctxt, database, instance.uuid, 'create')
+    action_records.record_action(ctxt, database, instance.uuid, 'create')
 
 
 def _buried_by_another(ctxt, cell_access, uuid, cell0_uuid):
@@ -101,11 +102,11 @@ def bury_in_cell0(conductor, ctxt, instances, exc, free_allocations=False):
         uuid = instance.uuid
         LOG.warning('Setting instance %s to ERROR state: %s', uuid, message)
         _create(ctxt, database, _buried(instance))
-        instance_records.action_event_start(ctxt, database, uuid, EVENT)
+        action_records.action_event_start(ctxt, database, uuid, EVENT)
         # NOTE: a NoValidHost has no traceback to read the event's
         # details from: its message is them.
         traceback_text = details if isinstance(details, str) else None
-        instance_records.action_event_finish(
+        action_records.action_event_finish(
             ctxt, database, uuid, EVENT, result='Error',
             traceback=traceback_text,
             details=None if traceback_text else message)

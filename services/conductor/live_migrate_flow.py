@@ -42,6 +42,7 @@ import traceback
 import oslo_messaging as messaging
 
 import common.conf
+from common.db import action_records
 from common.db import compute_records
 from common.db import decision_records
 from common.db import instance_records
@@ -298,7 +299,7 @@ class _Flow(object):
             if decision:
                 decision_records.add(ctx, self.uuid, 'live-migrate',
                                      decision, host=conductor_host)
-            instance_records.record_action_event(ctx, self.uuid, {
+            action_records.record_action_event(ctx, self.uuid, {
                 'phase': 'finish', 'event': EVENT, 'host': conductor_host,
                 'result': 'Success'})
         instance_records.write(self.database, write, self.ctxt)

@@ -39,6 +39,7 @@ import logging
 import traceback
 
 import common.conf
+from common.db import action_records
 from common.db import decision_records
 from common.db import instance_records
 from common.db import migration_records
@@ -283,7 +284,7 @@ def _record_choice(move, decision, chosen):
         if decision:
             decision_records.add(ctx, move.uuid, move.kind, decision,
                                  host=host)
-        instance_records.record_action_event(ctx, move.uuid, {
+        action_records.record_action_event(ctx, move.uuid, {
             'phase': 'finish', 'event': EVENT, 'host': host,
             'result': 'Success'})
         return named(ctx)

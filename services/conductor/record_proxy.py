@@ -19,6 +19,7 @@ import logging
 
 import oslo_messaging as messaging
 
+from common.db import action_records
 from common.db import boot_records
 from common.db import compute_records
 from common.db import host_instances
@@ -286,14 +287,14 @@ class RecordProxy(object):
     def action_event_start(self, ctxt, instance_uuid, event, host):
         """Start an event under the instance's latest action."""
         _cell, database = self._instance_db(ctxt, instance_uuid)
-        instance_records.action_event_start(ctxt, database, instance_uuid,
-                                            event, host)
+        action_records.action_event_start(ctxt, database, instance_uuid,
+                                          event, host)
 
     def action_event_finish(self, ctxt, instance_uuid, event, host, result,
                             traceback=None):
         """Finish an event of the instance's latest action."""
         _cell, database = self._instance_db(ctxt, instance_uuid)
-        instance_records.action_event_finish(
+        action_records.action_event_finish(
             ctxt, database, instance_uuid, event, host, result, traceback)
 
     # --- snapshot images -----------------------------------------------------

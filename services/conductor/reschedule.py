@@ -21,6 +21,7 @@ as upstream does with host lists:
 import logging
 
 import common.conf
+from common.db import action_records
 from common.db import boot_records
 from common.db import instance_records
 from common import exception
@@ -137,9 +138,9 @@ def _give_up(conductor, ctxt, database, instance, failed_host, failed_node,
         return
     instance_records.add_fault(ctxt, database, instance.uuid, FAULT_CODE,
                                str(exc), details, host=failed_host)
-    instance_records.action_event_start(ctxt, database, instance.uuid, EVENT)
-    instance_records.action_event_finish(ctxt, database, instance.uuid,
-                                         EVENT, result='Error',
-                                         traceback=details)
+    action_records.action_event_start(ctxt, database, instance.uuid, EVENT)
+    action_records.action_event_finish(ctxt, database, instance.uuid,
+                                       EVENT, result='Error',
+                                       traceback=details)
     conductor.notify_create_error(ctxt, instance, str(exc),
                                   exception_name=type(exc).__name__)

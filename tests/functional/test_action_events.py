@@ -12,6 +12,7 @@ in a batch. The unit tests show this on SQLite only.
 import pytest
 
 from common.conf import CONF
+from common.db import action_records
 from common.db import cell_tables
 from common.db import cells
 from common.db import instance_records as records
@@ -35,7 +36,7 @@ def cell(request, make_database):  # noqa
 
 
 def _events(cell, uuid):
-    action, = records.list_actions(fx.ctxt(), cell, uuid)
+    action, = action_records.list_actions(fx.ctxt(), cell, uuid)
     return action, [(e['event'], e['result'], e['host'], bool(
         e['finish_time'])) for e in action['events']]
 
@@ -44,9 +45,10 @@ def test_a_build_records_its_events(cell):
     ctxt = fx.ctxt()
     inst = records.create_instance(
         ctxt, cell, fx.instance())
-    assert records.action_event_start(ctxt, cell, inst.uuid, 'e0') is None
+    assert action_records.action_event_start(ctxt, cell, inst.uuid,
+                                             'e0') is None
 
-    records.record_action(ctxt, cell, inst.uuid, 'create')
+    action_records.record_action(ctxt, cell, inst.uuid, 'create')
     records.update_instance(
         ctxt, cell, inst.uuid, {'task_state': instance_obj.SPAWNING},
         expected_task_state=instance_obj.SCHEDULING,
@@ -68,13 +70,13 @@ def test_a_build_records_its_events(cell):
 def test_only_the_latest_action_is_finished(cell):
     ctxt = fx.ctxt()
     inst = records.create_instance(ctxt, cell, fx.instance())
-    records.record_action(ctxt, cell, inst.uuid, 'create')
-    records.action_event_start(ctxt, cell, inst.uuid, EVENT, 'h1')
-    records.record_action(ctxt, cell, inst.uuid, 'delete')
-    records.action_event_finish(ctxt, cell, inst.uuid, 'never_started',
-                                'h2', 'Error', traceback='boom')
+    action_records.record_action(ctxt, cell, inst.uuid, 'create')
+    action_records.action_event_start(ctxt, cell, inst.uuid, EVENT, 'h1')
+    action_records.record_action(ctxt, cell, inst.uuid, 'delete')
+    action_records.action_event_finish(ctxt, cell, inst.uuid, 'never_started',
+                                       'h2', 'Error', traceback='boom')
 
-    newest, older = records.list_actions(ctxt, cell, inst.uuid)
+    newest, older = action_records.list_actions(ctxt, cell, inst.uuid)
     assert newest['action'] == 'delete' and newest['message'] == 'Error'
     assert [(e['event'], e['result'], e['traceback'])
             for e in newest['events']] == [('never_started', 'Error',

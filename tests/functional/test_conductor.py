@@ -31,6 +31,7 @@ import pytest
 
 from common.conf import CONF
 from common import context
+from common.db import action_records
 from common.db import boot_records
 from common.db import cells
 from common.db import compute_records
@@ -317,7 +318,7 @@ def test_a_boot_lands_in_cell1_with_its_allocation(env):
         assert list(claimed['allocations']) == [env.nodes[row.host]]
         assert build['alternates'] and all(
             a['service_host'] != row.host for a in build['alternates'])
-        actions = instance_records.list_actions(ctxt, env.cell1, uuid)
+        actions = action_records.list_actions(ctxt, env.cell1, uuid)
         assert [a['action'] for a in actions] == ['create']
 
 

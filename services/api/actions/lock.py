@@ -16,7 +16,7 @@ API process. Neither looks at the server's state or lock for the 409
 other actions answer.
 """
 
-from common.db import instance_records
+from common.db import action_records
 from common import notifications
 from services.api.actions import checks
 from services.api import cell_hosts
@@ -50,9 +50,9 @@ def _save(req, instance, cell, action, values):
                            expected_task_state=None)
     database = cell_hosts.database(cell)
     event = 'api_%s' % action
-    instance_records.action_event_start(ctxt, database, instance.uuid, event)
-    instance_records.action_event_finish(ctxt, database, instance.uuid,
-                                         event)
+    action_records.action_event_start(ctxt, database, instance.uuid, event)
+    action_records.action_event_finish(ctxt, database, instance.uuid,
+                                       event)
     _notifier(req).emit(ctxt, 'instance.%s' % action, updated)
     return util.no_content(202)
 

@@ -12,8 +12,8 @@ is still a build request has no actions yet: they live in its cell.
 
 from oslo_utils import timeutils
 
+from common.db import action_records
 from common.db import decision_records
-from common.db import instance_records
 from services.api import cell_hosts
 from services.api import errors
 from services.api.handlers import servers as server_handlers
@@ -39,7 +39,7 @@ def _actions(req, action):
         req, action, read_deleted=util.at_least(req, DELETED_VERSION))
     if cell is None:
         return instance, []
-    return instance, instance_records.list_actions(
+    return instance, action_records.list_actions(
         util.context(req), cell_hosts.database(cell), instance.uuid)
 
 

@@ -3,9 +3,9 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """GET /os-berth-scheduler/decisions/{server_id}: why a server is there."""
 
+from common.db import action_records
 from common.db import cells
 from common.db import decision_records
-from common.db import instance_records
 from tests.unit.api.helpers import V
 
 
@@ -14,8 +14,8 @@ def test_admin_reads_the_records_newest_first(world):
     uuid = world.add_instance('cell1', host='node1')
     database = cells.get_cell_database(world.urls['cell1'])
     ctxt = world.admin_context()
-    instance_records.record_action(ctxt, database, uuid, 'create',
-                                   request_id='req-1')
+    action_records.record_action(ctxt, database, uuid, 'create',
+                                 request_id='req-1')
     decision_records.record(ctxt, database, uuid, 'build',
                             {'selected': ['node1', 'node1'],
                              'summary': '1 host'})

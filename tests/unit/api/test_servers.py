@@ -8,6 +8,7 @@ listing across build requests and cells, and the three delete paths.
 import json
 
 from common.conf import CONF
+from common.db import action_records
 from common.db import api_tables
 from common.db import boot_records
 from common.db import cell_tables
@@ -374,9 +375,9 @@ def test_instance_actions(world):
     # through the cell, so look before deleting in a second server.
     other = world.add_instance('cell1', host='node1')
     database = cells.get_cell_database(world.urls['cell1'])
-    instance_records.record_action(world.admin_context(), database, other,
-                                   'create', request_id='req-1')
-    instance_records.action_event_finish(
+    action_records.record_action(world.admin_context(), database, other,
+                                 'create', request_id='req-1')
+    action_records.action_event_finish(
         world.admin_context(), database, other, 'compute_build', 'node1')
     _s, body, _ = world.client.get(
         V + '/servers/%s/os-instance-actions' % other)

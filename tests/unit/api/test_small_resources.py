@@ -11,6 +11,7 @@ import types
 
 import pytest
 
+from common.db import action_records
 from common.db import api_tables
 from common.db import cell_tables
 from common.db import cells
@@ -374,13 +375,13 @@ def test_power_update_event(world):
                                        'tag': 'POWER_OFF'})
     assert status == 200, body
     assert state(uuid) == ('stopped', 4)
-    actions = instance_records.list_actions(world.admin_context(),
-                                            _cell_db(world), uuid)
+    actions = action_records.list_actions(world.admin_context(),
+                                          _cell_db(world), uuid)
     assert [a['action'] for a in actions] == ['power_update']
     # Already off: nothing changes.
     assert _events(world, {'name': 'power-update', 'server_uuid': uuid,
                            'tag': 'POWER_OFF'})[0] == 200
-    assert len(instance_records.list_actions(
+    assert len(action_records.list_actions(
         world.admin_context(), _cell_db(world), uuid)) == 1
     _events(world, {'name': 'power-update', 'server_uuid': uuid,
                     'tag': 'POWER_ON'})

@@ -8,6 +8,7 @@ import json
 import oslo_messaging as messaging
 import pytest
 
+from common.db import action_records
 from common.db import boot_records
 from common.db import cells
 from common.db import instance_records
@@ -46,8 +47,8 @@ def test_instances_land_in_the_cell_of_their_hosts(world):
         assert world.mapping(instance.uuid)['cell_uuid'] == fakes.CELL1_UUID
         assert boot_records.get_build_request(
             fx.ctxt(), instance.uuid, database=world.api) is None
-        actions = instance_records.list_actions(fx.ctxt(), world.cell1,
-                                                instance.uuid)
+        actions = action_records.list_actions(fx.ctxt(), world.cell1,
+                                              instance.uuid)
         assert [a['action'] for a in actions] == ['create']
         assert world.placement.allocations(instance.uuid)
     first = world.compute.builds[0]
@@ -94,8 +95,8 @@ def test_no_valid_host_buries_every_instance_in_cell0(world):
         assert world.mapping(instance.uuid)['cell_uuid'] == cells.CELL0_UUID
         assert boot_records.get_build_request(
             fx.ctxt(), instance.uuid, database=world.api) is None
-        action, = instance_records.list_actions(fx.ctxt(), world.cell0,
-                                                instance.uuid)
+        action, = action_records.list_actions(fx.ctxt(), world.cell0,
+                                              instance.uuid)
         assert action['action'] == 'create' and action['message'] == 'Error'
         assert action['events'][0]['event'] == \
             'conductor_schedule_and_build_instances'
@@ -123,8 +124,8 @@ def test_a_scheduler_timeout_also_frees_claims(world):
     assert row.fault['message'].startswith('MessagingTimeout')
     assert 'Traceback' in row.fault['details']
     # NOTE: a library's exception: its class name only in the event.
-    action, = instance_records.list_actions(fx.ctxt(), world.cell0,
-                                            instances[0].uuid)
+    action, = action_records.list_actions(fx.ctxt(), world.cell0,
+                                          instances[0].uuid)
     assert action['events'][0]['details'] == 'MessagingTimeout'
     assert world.placement.allocations(instances[0].uuid) == {}
 

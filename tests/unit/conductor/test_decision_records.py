@@ -7,6 +7,7 @@ create action, read back newest first; the writer a move will call.
 
 import pytest
 
+from common.db import action_records
 from common.db import decision_records
 from common.db import instance_records
 from services.conductor import build_flow
@@ -54,8 +55,8 @@ def test_a_boot_keeps_its_decision_with_the_create_action(world):
         assert found['selected'] == [host, host]
         assert found['notes'] == ['instance %d' % index]
         assert found['recorded_at'].endswith('Z')
-        action, = instance_records.list_actions(fx.ctxt(), world.cell1,
-                                                instance.uuid)
+        action, = action_records.list_actions(fx.ctxt(), world.cell1,
+                                              instance.uuid)
         event, = action['events']
         assert (event['event'], event['result']) == (
             'conductor_schedule_and_build_instances', 'Success')
@@ -71,9 +72,9 @@ def test_a_move_adds_its_own_record_newest_first(world):
     inst = instance_records.create_instance(
         ctxt, world.cell1, fx.instance(), action='create',
         decision=('build', {'selected': ['h1', 'h1']}, 'cond1'))
-    instance_records.record_action(ctxt, world.cell1, inst.uuid, 'migrate')
-    instance_records.action_event_start(ctxt, world.cell1, inst.uuid,
-                                        'conductor_migrate_server')
+    action_records.record_action(ctxt, world.cell1, inst.uuid, 'migrate')
+    action_records.action_event_start(ctxt, world.cell1, inst.uuid,
+                                      'conductor_migrate_server')
     assert decision_records.record(ctxt, world.cell1, inst.uuid, 'migrate',
                                    {'selected': ['h2', 'h2']})
     newest, first = decision_records.decisions(ctxt, world.cell1, inst.uuid)
@@ -81,8 +82,8 @@ def test_a_move_adds_its_own_record_newest_first(world):
         'migrate', 'migrate', ['h2', 'h2'])
     assert (first['kind'], first['selected']) == ('build', ['h1', 'h1'])
     # NOTE: the move's open event got the record and stays open.
-    migrate, _create = instance_records.list_actions(ctxt, world.cell1,
-                                                     inst.uuid)
+    migrate, _create = action_records.list_actions(ctxt, world.cell1,
+                                                   inst.uuid)
     event, = migrate['events']
     assert event['finish_time'] is None and event['details']
 

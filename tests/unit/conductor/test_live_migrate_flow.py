@@ -12,6 +12,7 @@ from oslo_utils import timeutils
 import pytest
 
 from common.conf import CONF
+from common.db import action_records
 from common.db import cell_tables
 from common.db import instance_records
 from common.db import migration_records
@@ -152,7 +153,7 @@ def _only_migration(world, uuid):
 
 
 def _events(world, uuid):
-    action = instance_records.list_actions(fx.ctxt(), world.cell1, uuid)[0]
+    action = action_records.list_actions(fx.ctxt(), world.cell1, uuid)[0]
     return [(e['event'], e['result']) for e in action['events']]
 
 

@@ -7,6 +7,7 @@ confirm and revert, with what placement holds at each end.
 
 import pytest
 
+from common.db import action_records
 from common.db import boot_records
 from common.db import instance_records
 from common.db import migration_records
@@ -126,7 +127,7 @@ def test_no_valid_host_gives_everything_back(world):
     row = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
     assert (row.vm_state, row.task_state) == ('active', None)
     assert row.fault['message'].startswith('No valid host was found.')
-    action = instance_records.list_actions(fx.ctxt(), world.cell1, uuid)[0]
+    action = action_records.list_actions(fx.ctxt(), world.cell1, uuid)[0]
     assert [(e['event'], e['result']) for e in action['events']] == [
         (migrate_flow.EVENT, 'Error')]
     assert not getattr(world.compute, 'moves', [])

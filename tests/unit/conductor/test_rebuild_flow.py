@@ -5,6 +5,7 @@
 
 import pytest
 
+from common.db import action_records
 from common.db import boot_records
 from common.db import instance_records
 from common.objects import image as image_obj
@@ -107,7 +108,7 @@ def test_a_host_that_no_longer_fits_puts_the_server_in_error(world):
                                            database=world.api)
     assert stored.image is None or stored.image.id != 'img-new'
     assert world.placement.allocations(uuid) == allocations
-    action = instance_records.list_actions(fx.ctxt(), world.cell1, uuid)[0]
+    action = action_records.list_actions(fx.ctxt(), world.cell1, uuid)[0]
     assert action['action'] == 'rebuild'
     assert [(e['event'], e['result']) for e in action['events']] == [
         (rebuild_flow.EVENT, 'Error')]

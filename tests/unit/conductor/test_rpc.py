@@ -15,6 +15,7 @@ import oslo_messaging as messaging
 import pytest
 
 from common.conf import CONF
+from common.db import action_records
 from common.db import boot_records
 from common.db import host_instances
 from common.db import instance_records
@@ -222,7 +223,7 @@ def test_instance_records(served):
     api.action_event_finish(ctxt, uuid, 'compute_build_and_run_instance',
                             'h1', 'Success')
     api.instance_fault_create(ctxt, uuid, 500, 'boom', 'trace', 'h1')
-    action, = instance_records.list_actions(ctxt, world.cell1, uuid)
+    action, = action_records.list_actions(ctxt, world.cell1, uuid)
     assert action['events'][0]['result'] == 'Success'
     assert instance_records.get_instance(ctxt, world.cell1, uuid).fault[
         'message'] == 'boom'
@@ -261,7 +262,7 @@ def test_several_instance_updates_in_one_call(served):
     assert isinstance(results[3], ValueError)
     assert api.instance_get(ctxt, first)['task_state'] == 'spawning'
     assert api.instance_get(ctxt, second)['task_state'] == 'scheduling'
-    action, = instance_records.list_actions(ctxt, world.cell1, first)
+    action, = action_records.list_actions(ctxt, world.cell1, first)
     assert [e['event'] for e in action['events']] == [
         'compute_build_and_run_instance']
 

@@ -7,6 +7,7 @@ import traceback
 
 import pytest
 
+from common.db import action_records
 from common.db import decision_records
 from common.db import event_details
 from common.db import instance_records as records
@@ -57,28 +58,30 @@ def cell(tmp_path):
 
 
 def _events(cell, uuid):
-    action, = records.list_actions(fx.ctxt(), cell, uuid)
+    action, = action_records.list_actions(fx.ctxt(), cell, uuid)
     return {e['event']: e for e in action['events']}
 
 
 def test_a_failed_event_gets_its_details_and_keeps_a_record(cell):
     inst = records.create_instance(fx.ctxt(), cell, fx.instance())
     ctxt = fx.ctxt()
-    records.record_action(ctxt, cell, inst.uuid, 'migrate')
+    action_records.record_action(ctxt, cell, inst.uuid, 'migrate')
     tb = _traceback_of(exception.NoValidHost(reason='none fits'))
-    records.action_event_start(ctxt, cell, inst.uuid, 'compute_prep_resize')
-    records.action_event_finish(ctxt, cell, inst.uuid, 'compute_prep_resize',
-                                'h1', 'Error', traceback=tb)
-    records.action_event_finish(ctxt, cell, inst.uuid, 'compute_ok', 'h1',
-                                'Success', traceback=tb)
+    action_records.action_event_start(ctxt, cell, inst.uuid,
+                                      'compute_prep_resize')
+    action_records.action_event_finish(ctxt, cell, inst.uuid,
+                                       'compute_prep_resize', 'h1', 'Error',
+                                       traceback=tb)
+    action_records.action_event_finish(ctxt, cell, inst.uuid, 'compute_ok',
+                                       'h1', 'Success', traceback=tb)
     # A placing event holds its decision record: a failure keeps it.
-    records.action_event_start(ctxt, cell, inst.uuid,
-                               'conductor_migrate_server')
+    action_records.action_event_start(ctxt, cell, inst.uuid,
+                                      'conductor_migrate_server')
     decision_records.record(ctxt, cell, inst.uuid, 'migrate',
                             {'chosen': 'h2'})
-    records.action_event_finish(ctxt, cell, inst.uuid,
-                                'conductor_migrate_server', 'c1', 'Error',
-                                traceback=tb)
+    action_records.action_event_finish(ctxt, cell, inst.uuid,
+                                       'conductor_migrate_server', 'c1',
+                                       'Error', traceback=tb)
     events = _events(cell, inst.uuid)
     assert events['compute_prep_resize']['details'] == (
         'No valid host was found. none fits')

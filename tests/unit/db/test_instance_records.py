@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from common.db import action_records
 from common.db import cell_tables
 from common.db import instance_records as records
 from common import exception
@@ -151,16 +152,17 @@ def test_count_by_project_follows_resizes_and_older_rows(cell):
 def test_actions_and_events(cell):
     inst = _create(cell)
     ctxt = fx.ctxt()
-    assert records.action_event_start(ctxt, cell, inst.uuid, 'e0') is None
-    records.record_action(ctxt, cell, inst.uuid, 'create')
-    records.action_event_start(ctxt, cell, inst.uuid,
-                               'compute_build_and_run_instance', 'h1')
-    records.action_event_finish(ctxt, cell, inst.uuid,
-                                'compute_build_and_run_instance', 'h1',
-                                'Error', traceback='boom')
-    records.action_event_finish(ctxt, cell, inst.uuid, 'never_started',
-                                'h1', 'Success')
-    action, = records.list_actions(ctxt, cell, inst.uuid)
+    assert action_records.action_event_start(ctxt, cell, inst.uuid,
+                                             'e0') is None
+    action_records.record_action(ctxt, cell, inst.uuid, 'create')
+    action_records.action_event_start(ctxt, cell, inst.uuid,
+                                      'compute_build_and_run_instance', 'h1')
+    action_records.action_event_finish(ctxt, cell, inst.uuid,
+                                       'compute_build_and_run_instance', 'h1',
+                                       'Error', traceback='boom')
+    action_records.action_event_finish(ctxt, cell, inst.uuid, 'never_started',
+                                       'h1', 'Success')
+    action, = action_records.list_actions(ctxt, cell, inst.uuid)
     assert action['action'] == 'create' and action['message'] == 'Error'
     assert action['request_id'] == ctxt.request_id
     assert [(e['event'], e['result']) for e in action['events']] == [
@@ -172,13 +174,13 @@ def test_actions_and_events(cell):
 def test_update_records_its_action_event_in_the_same_transaction(cell):
     inst = _create(cell)
     ctxt = fx.ctxt()
-    records.record_action(ctxt, cell, inst.uuid, 'create')
+    action_records.record_action(ctxt, cell, inst.uuid, 'create')
     event = 'compute_build_and_run_instance'
     records.update_instance(
         ctxt, cell, inst.uuid, {'task_state': instance_obj.SPAWNING},
         expected_task_state=instance_obj.SCHEDULING,
         action_event={'phase': 'start', 'event': event, 'host': 'h1'})
-    started, = records.list_actions(ctxt, cell, inst.uuid)[0]['events']
+    started, = action_records.list_actions(ctxt, cell, inst.uuid)[0]['events']
     assert started['start_time'] and started['finish_time'] is None
 
     # NOTE: a failed guard rolls back: no event finished.
@@ -188,7 +190,7 @@ def test_update_records_its_action_event_in_the_same_transaction(cell):
             expected_task_state=instance_obj.SCHEDULING,
             action_event={'phase': 'finish', 'event': event,
                           'result': 'Success'})
-    assert records.list_actions(ctxt, cell, inst.uuid)[0]['events'][0][
+    assert action_records.list_actions(ctxt, cell, inst.uuid)[0]['events'][0][
         'finish_time'] is None
 
     records.update_instance(
@@ -196,7 +198,7 @@ def test_update_records_its_action_event_in_the_same_transaction(cell):
         expected_task_state=instance_obj.SPAWNING,
         action_event={'phase': 'finish', 'event': event, 'host': 'h1',
                       'result': 'Success'})
-    action, = records.list_actions(ctxt, cell, inst.uuid)
+    action, = action_records.list_actions(ctxt, cell, inst.uuid)
     assert [(e['event'], e['result']) for e in action['events']] == [
         (event, 'Success')]
     assert action['events'][0]['finish_time']

@@ -5,6 +5,7 @@
 
 import pytest
 
+from common.db import action_records
 from common.db import instance_records as records
 from common.db import instance_updates
 from common import exception
@@ -50,7 +51,7 @@ def _active(uuid):
 
 
 def _events(cell, uuid):
-    action, = records.list_actions(fx.ctxt(), cell, uuid)
+    action, = action_records.list_actions(fx.ctxt(), cell, uuid)
     return [(e['event'], e['result'], bool(e['finish_time']))
             for e in action['events']], action
 
@@ -119,8 +120,8 @@ def test_updates_of_one_instance_run_in_the_order_given(cell):
 
 def test_the_event_goes_to_the_latest_action(cell):
     uuid = _building(cell)
-    records.record_action(fx.ctxt(), cell, uuid, 'rebuild')
+    action_records.record_action(fx.ctxt(), cell, uuid, 'rebuild')
     instance_updates.update_instances(fx.ctxt(), cell, [_spawning(uuid)])
-    newest, older = records.list_actions(fx.ctxt(), cell, uuid)
+    newest, older = action_records.list_actions(fx.ctxt(), cell, uuid)
     assert newest['action'] == 'rebuild' and len(newest['events']) == 1
     assert older['action'] == 'create' and older['events'] == []

@@ -5,6 +5,7 @@
 
 import pytest
 
+from common.db import action_records
 from common.db import instance_records
 from common.db import migration_records
 from common.db import move_records
@@ -26,7 +27,7 @@ def cell(tmp_path):
 def move(cell):
     instance = instance_records.create_instance(fx.ctxt(), cell, fx.instance(
         host='src', node='src', task_state='resize_prep'))
-    instance_records.record_action(fx.ctxt(), cell, instance.uuid, 'migrate')
+    action_records.record_action(fx.ctxt(), cell, instance.uuid, 'migrate')
     migration = migration_records.create_migration(
         fx.ctxt(), cell, migration_obj.Migration(
             instance_uuid=instance.uuid, status=migration_obj.MIGRATING,
@@ -36,7 +37,7 @@ def move(cell):
 
 
 def _events(cell, uuid):
-    action, = instance_records.list_actions(fx.ctxt(), cell, uuid)
+    action, = action_records.list_actions(fx.ctxt(), cell, uuid)
     return [(e['event'], e['result']) for e in action['events']]
 
 
@@ -94,14 +95,14 @@ def test_a_failed_guard_leaves_nothing_written(cell, move):
 
 def test_events_go_under_the_latest_action(cell, move):
     uuid, migration_uuid = move
-    instance_records.record_action(fx.ctxt(), cell, uuid, 'confirmResize')
+    action_records.record_action(fx.ctxt(), cell, uuid, 'confirmResize')
     move_records.update_move(
         fx.ctxt(), cell, uuid, migration_uuid,
         migration_values={'status': migration_obj.CONFIRMED},
         action_events=[{'phase': 'start', 'event': EVENT, 'host': 'src'},
                        {'phase': 'finish', 'event': EVENT, 'host': 'src',
                         'result': 'Success'}], brief=True)
-    newest, oldest = instance_records.list_actions(fx.ctxt(), cell, uuid)
+    newest, oldest = action_records.list_actions(fx.ctxt(), cell, uuid)
     assert newest['action'] == 'confirmResize'
     assert [(e['event'], e['result']) for e in newest['events']] == [
         (EVENT, 'Success')]

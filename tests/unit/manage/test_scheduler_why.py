@@ -5,6 +5,7 @@
 
 import json
 
+from common.db import action_records
 from common.db import api_tables
 from common.db import decision_records
 from common.db import instance_records
@@ -70,7 +71,7 @@ def test_why_renders_every_part_and_all_shows_moves(manage, world, capsys):
     world._insert(world.api, api_tables.instance_mappings, [dict(
         instance_uuid=inst.uuid, project_id='p1',
         cell_id=_cell_id(world), queued_for_delete=False)])
-    instance_records.record_action(ctxt, world.cell1, inst.uuid, 'migrate')
+    action_records.record_action(ctxt, world.cell1, inst.uuid, 'migrate')
     decision_records.record(ctxt, world.cell1, inst.uuid, 'migrate',
                             dict(RECORD, selected=['h2', 'h2']))
     assert _why(manage, inst.uuid) == 0
