@@ -22,10 +22,10 @@ two small helpers below repeat its ``write`` and ``iso_time`` (as
 
 import logging
 
-from oslo_db import api as oslo_db_api
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from common.db import api as db_api
 from common.db import cell_tables
 from common.db import event_details
 
@@ -34,11 +34,7 @@ LOG = logging.getLogger(__name__)
 _AC = cell_tables.instance_actions
 _EV = cell_tables.instance_actions_events
 
-# NOTE: the retry of instance_records.write: MariaDB may pick one of two
-# colliding transactions as a deadlock victim; the whole transaction is
-# run again.
-_RETRY = oslo_db_api.wrap_db_retry(max_retries=5, retry_interval=0.05,
-                                   retry_on_deadlock=True, jitter=True)
+_RETRY = db_api.retry_on_deadlock
 # Keys of the action event update_instance may record with an update.
 ACTION_EVENT_KEYS = frozenset(('phase', 'event', 'host', 'result',
                                'traceback', 'details'))

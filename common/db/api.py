@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 
+from oslo_db import api as oslo_db_api
 from oslo_db.sqlalchemy import enginefacade
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -245,6 +246,12 @@ def _eventlet_patched():
     """True when eventlet has monkey-patched ``time`` in this process."""
     eventlet = sys.modules.get('eventlet.patcher')
     return bool(eventlet and eventlet.is_monkey_patched('time'))
+
+
+# NOTE: MariaDB may pick one of two colliding transactions as a deadlock
+# victim; the record modules' writes run the whole transaction again.
+retry_on_deadlock = oslo_db_api.wrap_db_retry(
+    max_retries=5, retry_interval=0.05, retry_on_deadlock=True, jitter=True)
 
 
 class Database(object):

@@ -27,7 +27,6 @@ import json
 import logging
 
 import orjson
-from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -51,8 +50,7 @@ _CM = api_tables.cell_mappings
 # NOTE: MariaDB may pick one of two colliding transactions (the API
 # writing build requests while conductors finish others) as a deadlock
 # victim; the whole transaction is run again.
-_RETRY = oslo_db_api.wrap_db_retry(max_retries=5, retry_interval=0.05,
-                                   retry_on_deadlock=True, jitter=True)
+_RETRY = db_api.retry_on_deadlock
 # NOTE: IN lists are chunked so that a large multi-create stays below
 # every backend's bound-parameter limit.
 _CHUNK = 500

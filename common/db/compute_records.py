@@ -21,11 +21,11 @@ import json
 import logging
 import uuid as uuid_lib
 
-from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from common.db import api as db_api
 from common.db import cell_tables
 from common import servicegroup
 
@@ -49,8 +49,7 @@ _REQUIRED_DEFAULTS = {'vcpus': 0, 'memory_mb': 0, 'local_gb': 0,
                       'local_gb_used': 0}
 _SERVICE_UPDATABLE = ('disabled', 'disabled_reason', 'forced_down')
 _CHUNK = 500
-_RETRY = oslo_db_api.wrap_db_retry(max_retries=5, retry_interval=0.05,
-                                   retry_on_deadlock=True, jitter=True)
+_RETRY = db_api.retry_on_deadlock
 
 
 def _write(database, fn, ctxt, *args):

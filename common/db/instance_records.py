@@ -20,11 +20,11 @@ import functools
 import json
 import logging
 
-from oslo_db import api as oslo_db_api
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from common.db import action_records
+from common.db import api as db_api
 from common.db import cell_tables
 from common.db import decision_records
 from common.db import instance_tags
@@ -40,8 +40,7 @@ _FA = cell_tables.instance_faults
 CHUNK = 500
 # NOTE: MariaDB may pick one of two colliding transactions (many builds
 # at once) as a deadlock victim; the whole transaction is run again.
-_RETRY = oslo_db_api.wrap_db_retry(max_retries=5, retry_interval=0.05,
-                                   retry_on_deadlock=True, jitter=True)
+_RETRY = db_api.retry_on_deadlock
 # NOTE: instance_faults.message is a VARCHAR(255).
 _MAX_MESSAGE = 255
 
