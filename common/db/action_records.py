@@ -34,17 +34,11 @@ LOG = logging.getLogger(__name__)
 _AC = cell_tables.instance_actions
 _EV = cell_tables.instance_actions_events
 
-_RETRY = db_api.retry_on_deadlock
 # Keys of the action event update_instance may record with an update.
 ACTION_EVENT_KEYS = frozenset(('phase', 'event', 'host', 'result',
                                'traceback', 'details'))
 
 _INSERT_ACTION = _AC.insert()
-
-
-def _write(database, fn, ctxt, *args):
-    """``fn`` in a write transaction, run again after a deadlock."""
-    return _RETRY(database.writer(fn))(ctxt, *args)
 
 
 def _iso_time(value):
@@ -60,13 +54,16 @@ def record_action(ctxt, database, uuid, action, request_id=None,
     :returns: the action's id.
     """
     def create(ctx):
-        return _insert_action(ctx, ctxt, uuid, action, request_id, user_id,
-                              project_id)
-    return _write(database, create, ctxt)
+        return insert_action(ctx, ctxt, uuid, action, request_id, user_id,
+                             project_id)
+    return db_api.write(database, create, ctxt)
 
 
-def _insert_action(ctx, ctxt, uuid, action, request_id=None, user_id=None,
-                   project_id=None):
+def insert_action(ctx, ctxt, uuid, action, request_id=None, user_id=None,
+                  project_id=None):
+    """Start action ``action`` of ``uuid`` in the transaction ``ctx``;
+    request id, user and project default to ``ctxt``'s. Its id.
+    """
     now = timeutils.utcnow()
     return ctx.session.execute(_INSERT_ACTION, dict(
         action=action, instance_uuid=uuid,
@@ -206,7 +203,7 @@ def action_event_start(ctxt, database, uuid, event, host=None, details=None):
     """
     def create(ctx):
         return _start_event(ctx, uuid, event, host, details)
-    return _write(database, create, ctxt)
+    return db_api.write(database, create, ctxt)
 
 
 def action_event_finish(ctxt, database, uuid, event, host=None,
@@ -218,7 +215,7 @@ def action_event_finish(ctxt, database, uuid, event, host=None,
     """
     def finish(ctx):
         _finish_event(ctx, uuid, event, host, result, traceback, details)
-    _write(database, finish, ctxt)
+    db_api.write(database, finish, ctxt)
 
 
 def check_action_event(action_event):

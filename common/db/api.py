@@ -249,9 +249,18 @@ def _eventlet_patched():
 
 
 # NOTE: MariaDB may pick one of two colliding transactions as a deadlock
-# victim; the record modules' writes run the whole transaction again.
+# victim (many builds at once; compute agents saving their nodes and
+# heartbeating together); the record modules' writes run the whole
+# transaction again.
 retry_on_deadlock = oslo_db_api.wrap_db_retry(
     max_retries=5, retry_interval=0.05, retry_on_deadlock=True, jitter=True)
+
+
+def write(database, fn, ctxt, *args):
+    """``fn`` in a write transaction of ``database`` (a :class:`Database`),
+    run again after a deadlock.
+    """
+    return retry_on_deadlock(database.writer(fn))(ctxt, *args)
 
 
 class Database(object):

@@ -47,10 +47,6 @@ _IM = api_tables.instance_mappings
 _HM = api_tables.host_mappings
 _CM = api_tables.cell_mappings
 
-# NOTE: MariaDB may pick one of two colliding transactions (the API
-# writing build requests while conductors finish others) as a deadlock
-# victim; the whole transaction is run again.
-_RETRY = db_api.retry_on_deadlock
 # NOTE: IN lists are chunked so that a large multi-create stays below
 # every backend's bound-parameter limit.
 _CHUNK = 500
@@ -133,7 +129,8 @@ def _write(database, fn, ctxt, *args):
     """``fn(ctx, *args)`` in a write transaction on ``ctx.connection``,
     run again after a deadlock.
     """
-    return _RETRY(_db(database).writer_connection(fn))(ctxt, *args)
+    write = db_api.retry_on_deadlock(_db(database).writer_connection(fn))
+    return write(ctxt, *args)
 
 
 def _chunks(values):

@@ -49,17 +49,6 @@ _REQUIRED_DEFAULTS = {'vcpus': 0, 'memory_mb': 0, 'local_gb': 0,
                       'local_gb_used': 0}
 _SERVICE_UPDATABLE = ('disabled', 'disabled_reason', 'forced_down')
 _CHUNK = 500
-_RETRY = db_api.retry_on_deadlock
-
-
-def _write(database, fn, ctxt, *args):
-    """``fn`` in a write transaction, run again after a deadlock.
-
-    NOTE: compute agents save their nodes and heartbeat all at once (a
-    simulated cloud starts hundreds together); the database may pick one
-    of two colliding transactions as a deadlock victim.
-    """
-    return _RETRY(database.writer(fn))(ctxt, *args)
 
 
 def _record(row):
@@ -221,11 +210,11 @@ def _save_nodes(ctxt, database, nodes):
     def save(ctx):
         return _save_many(ctx, nodes)
     try:
-        return _write(database, save, ctxt)
+        return db_api.write(database, save, ctxt)
     except db_exc.DBDuplicateEntry:
         # NOTE: another worker created the same node a moment ago; its row
         # is now the live one and this save becomes an update of it.
-        return _write(database, save, ctxt)
+        return db_api.write(database, save, ctxt)
 
 
 def save_compute_node(ctxt, database, host, nodename, values, brief=False):
@@ -328,7 +317,7 @@ def delete_compute_node(ctxt, database, host, nodename):
         ctx.session.execute(_CN.update().where(_CN.c.id == row.id).values(
             deleted=row.id, deleted_at=now, updated_at=now))
         return True
-    return _write(database, delete, ctxt)
+    return db_api.write(database, delete, ctxt)
 
 
 def list_unmapped_nodes(ctxt, database):
@@ -351,7 +340,7 @@ def mark_mapped(ctxt, database, ids):
                 _CN.c.id.in_(ids[start:start + _CHUNK])).values(
                     mapped=1)).rowcount
         return changed
-    return _write(database, update, ctxt) if ids else 0
+    return db_api.write(database, update, ctxt) if ids else 0
 
 
 # --- services ----------------------------------------------------------------
@@ -427,7 +416,7 @@ def update_service(ctxt, database, service_id, values):
             return None
         return _record(ctx.session.execute(
             sa.select(_SV).where(_SV.c.id == service_id)).first())
-    return _write(database, update, ctxt)
+    return db_api.write(database, update, ctxt)
 
 
 def delete_service(ctxt, database, service_id):
@@ -457,7 +446,7 @@ def delete_service(ctxt, database, service_id):
         record = _record(row)
         record['deleted_nodes'] = nodes
         return record
-    return _write(database, delete, ctxt)
+    return db_api.write(database, delete, ctxt)
 
 
 def report_services(ctxt, database, hosts, binary):
@@ -480,4 +469,4 @@ def report_services(ctxt, database, hosts, binary):
                 _SV.c.host.in_(chunk), _SV.c.binary == binary,
                 _SV.c.deleted == 0)).scalars())
         return [h for h in hosts if h not in found]
-    return _write(database, report, ctxt) if hosts else []
+    return db_api.write(database, report, ctxt) if hosts else []

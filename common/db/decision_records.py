@@ -19,6 +19,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from common.db import action_records
+from common.db import api as db_api
 from common.db import cell_tables
 
 _AC = cell_tables.instance_actions
@@ -106,11 +107,9 @@ def record(ctxt, database, uuid, kind, record, host=None):
     :param host: the host recording it (the conductor's).
     :returns: False when the instance has no action to hold it.
     """
-    from common.db import instance_records
-
     def write(ctx):
         return add(ctx, uuid, kind, record, host=host)
-    return instance_records.write(database, write, ctxt)
+    return db_api.write(database, write, ctxt)
 
 
 def _parsed(event):

@@ -38,9 +38,6 @@ _IN = cell_tables.instances
 _FA = cell_tables.instance_faults
 
 CHUNK = 500
-# NOTE: MariaDB may pick one of two colliding transactions (many builds
-# at once) as a deadlock victim; the whole transaction is run again.
-_RETRY = db_api.retry_on_deadlock
 # NOTE: instance_faults.message is a VARCHAR(255).
 _MAX_MESSAGE = 255
 
@@ -58,11 +55,6 @@ _PLAIN_FIELDS = ('uuid', 'display_name', 'hostname', 'project_id',
                  'display_description', 'access_ip_v4', 'access_ip_v6')
 UPDATABLE = frozenset(_PLAIN_FIELDS + tuple(_JSON_FIELDS) + _TIME_FIELDS +
                       ('flavor', 'locked')) - {'uuid', 'created_at'}
-
-
-def write(database, fn, ctxt, *args):
-    """``fn`` in a write transaction, run again after a deadlock."""
-    return _RETRY(database.writer(fn))(ctxt, *args)
 
 
 def _dumps(value):
@@ -189,7 +181,12 @@ def read_instance(ctx, uuid, fault=True):
     row = _select_row(ctx, uuid)
     if row is None:
         raise exception.InstanceNotFound(instance_id=uuid)
-    return _instance(row, _latest_faults(ctx, [uuid]).get(uuid)
+    return _with_fault(ctx, row, fault)
+
+
+def _with_fault(ctx, row, fault):
+    """The Instance of ``row``, with its latest fault when ``fault``."""
+    return _instance(row, _latest_faults(ctx, [row.uuid]).get(row.uuid)
                      if fault else None)
 
 
@@ -219,8 +216,8 @@ def create_instance(ctxt, database, instance, action=None, decision=None):
         ctx.session.execute(_INSERT_INSTANCE, values)
         instance_tags.insert_tags(ctx, instance.uuid, instance.tags)
         if action is not None:
-            action_id = action_records._insert_action(ctx, ctxt,
-                                                      instance.uuid, action)
+            action_id = action_records.insert_action(ctx, ctxt,
+                                                     instance.uuid, action)
             if decision is not None:
                 kind, record, host = decision
                 decision_records.add(ctx, instance.uuid, kind, record,
@@ -229,7 +226,7 @@ def create_instance(ctxt, database, instance, action=None, decision=None):
         # NOTE: the row is what was just written; reading it back would
         # cost a round trip per build.
         return _instance(_WrittenRow(values))
-    created = write(database, create, ctxt)
+    created = db_api.write(database, create, ctxt)
     created.cell_uuid = instance.cell_uuid
     if instance.tags is not None:
         created.tags = sorted(set(instance.tags))
@@ -246,8 +243,7 @@ def get_instance(ctxt, database, uuid, read_deleted=False, fault=True):
         row = _select_row(ctx, uuid, read_deleted)
         if row is None:
             return None
-        return _instance(row, _latest_faults(ctx, [uuid]).get(uuid)
-                         if fault else None)
+        return _with_fault(ctx, row, fault)
     found = database.reader(fetch)(ctxt)
     if found is None:
         raise exception.InstanceNotFound(instance_id=uuid)
@@ -451,7 +447,7 @@ def update_instance(ctxt, database, uuid, values, expected_task_state=None,
         if brief:
             return None
         return read_instance(ctx, uuid)
-    return write(database, update, ctxt)
+    return db_api.write(database, update, ctxt)
 
 
 def begin_action(ctxt, database, uuid, action, values,
@@ -477,9 +473,9 @@ def begin_action(ctxt, database, uuid, action, values,
         if first is not None:
             first(ctx)
         apply_or_raise(ctx, prepared)
-        action_records._insert_action(ctx, ctxt, uuid, action)
+        action_records.insert_action(ctx, ctxt, uuid, action)
         return None if brief else read_instance(ctx, uuid)
-    return write(database, begin, ctxt)
+    return db_api.write(database, begin, ctxt)
 
 
 def destroy_instance(ctxt, database, uuid):
@@ -501,7 +497,7 @@ def destroy_instance(ctxt, database, uuid):
             terminated_at=row.terminated_at or now))
         instance_tags.delete_tags(ctx, [uuid])
         return _instance(_select_row(ctx, uuid, read_deleted=True))
-    return write(database, destroy, ctxt)
+    return db_api.write(database, destroy, ctxt)
 
 
 def sum_sizes(conn, totals, unsized, params, flavor_of):
@@ -569,4 +565,4 @@ def add_fault(ctxt, database, uuid, code, message, details=None, host=None):
             instance_uuid=uuid, code=code,
             message=(message or '')[:_MAX_MESSAGE], details=details,
             host=host, created_at=timeutils.utcnow(), deleted=0))
-    write(database, create, ctxt)
+    db_api.write(database, create, ctxt)

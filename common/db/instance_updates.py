@@ -21,6 +21,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from common.db import action_records
+from common.db import api as db_api
 from common.db import cell_tables
 from common.db import instance_records
 from common import exception
@@ -60,7 +61,7 @@ def update_instances(ctxt, database, updates):
     def run(ctx):
         return _run(ctx, [prepared for _index, prepared in valid])
     if valid:
-        outcomes = instance_records.write(database, run, ctxt)
+        outcomes = db_api.write(database, run, ctxt)
         for (index, _prepared), outcome in zip(valid, outcomes):
             results[index] = outcome
     return results

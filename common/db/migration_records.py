@@ -15,6 +15,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from common.db import action_records
+from common.db import api as db_api
 from common.db import cell_tables
 from common.db import instance_records
 from common import exception
@@ -80,7 +81,7 @@ def create_migration(ctxt, database, migration, action_event=None):
             action_records.record_action_event(
                 ctx, migration.instance_uuid, action_event)
         return migration_from_row(_select(ctx, _MI.c.uuid == values['uuid']))
-    return instance_records.write(database, insert, ctxt)
+    return db_api.write(database, insert, ctxt)
 
 
 def _select(ctx, *where):
@@ -132,7 +133,7 @@ def update_migration(ctxt, database, migration_uuid, values,
         failed.
     """
     update = prepare_update(migration_uuid, values, expected_status)
-    return instance_records.write(database, update, ctxt)
+    return db_api.write(database, update, ctxt)
 
 
 def prepare_update(migration_uuid, values, expected_status=None):

@@ -15,6 +15,7 @@ instance's guard failed can no longer be left behind.
 """
 
 from common.db import action_records
+from common.db import api as db_api
 from common.db import instance_records
 from common.db import migration_records
 
@@ -62,7 +63,7 @@ def get_move(ctxt, database, instance_uuid, migration_uuid,
         _record_events(ctx, instance_uuid, events)
         return instance, migration
     if events:
-        return instance_records.write(database, fetch, ctxt)
+        return db_api.write(database, fetch, ctxt)
     return database.reader(fetch)(ctxt)
 
 
@@ -108,4 +109,4 @@ def update_move(ctxt, database, instance_uuid, migration_uuid,
             return None, migration
         return instance_records.read_instance(ctx, instance_uuid,
                                               fault=False), migration
-    return instance_records.write(database, update, ctxt)
+    return db_api.write(database, update, ctxt)

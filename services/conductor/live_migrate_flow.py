@@ -43,6 +43,7 @@ import oslo_messaging as messaging
 
 import common.conf
 from common.db import action_records
+from common.db import api as db_api
 from common.db import compute_records
 from common.db import decision_records
 from common.db import instance_records
@@ -302,7 +303,7 @@ class _Flow(object):
             action_records.record_action_event(ctx, self.uuid, {
                 'phase': 'finish', 'event': EVENT, 'host': conductor_host,
                 'result': 'Success'})
-        instance_records.write(self.database, write, self.ctxt)
+        db_api.write(self.database, write, self.ctxt)
 
     def fail(self, exc, expected):
         """Undo what was held, end the migration and the task."""

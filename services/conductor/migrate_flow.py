@@ -40,6 +40,7 @@ import traceback
 
 import common.conf
 from common.db import action_records
+from common.db import api as db_api
 from common.db import decision_records
 from common.db import instance_records
 from common.db import migration_records
@@ -288,7 +289,7 @@ def _record_choice(move, decision, chosen):
             'phase': 'finish', 'event': EVENT, 'host': host,
             'result': 'Success'})
         return named(ctx)
-    move.migration = instance_records.write(move.database, write, move.ctxt)
+    move.migration = db_api.write(move.database, write, move.ctxt)
 
 
 def _prepare(move, spec, chosen, alternates, named=False):
