@@ -364,8 +364,11 @@ def service_record(service):
         updated_at=when(service['last_seen_up'] or service['created_at']))
 
 
-def list_services(ctxt, database, binary=None, host=None):
-    """Live service records, in host then binary order."""
+def list_services(ctxt, database, binary=None, host=None, hosts=None):
+    """Live service records, in host then binary order.
+
+    :param hosts: only those of these hosts (an iterable), when given.
+    """
     def fetch(ctx):
         query = sa.select(_SV).where(_SV.c.deleted == 0).order_by(
             _SV.c.host, _SV.c.binary)
@@ -373,8 +376,19 @@ def list_services(ctxt, database, binary=None, host=None):
             query = query.where(_SV.c.binary == binary)
         if host is not None:
             query = query.where(_SV.c.host == host)
-        return [_record(r) for r in ctx.session.execute(query)]
+        if hosts is None:
+            return [_record(r) for r in ctx.session.execute(query)]
+        found = []
+        for chunk in _chunks(sorted(set(hosts))):
+            found.extend(_record(r) for r in ctx.session.execute(
+                query.where(_SV.c.host.in_(chunk))))
+        return sorted(found, key=lambda s: (s['host'], s['binary']))
     return database.reader(fetch)(ctxt)
+
+
+def _chunks(values):
+    for start in range(0, len(values), _CHUNK):
+        yield values[start:start + _CHUNK]
 
 
 def get_service(ctxt, database, service_id=None, uuid=None, host=None,

@@ -137,10 +137,13 @@ def _matches_tags(instance, tag_filters):
     return True
 
 
-def _read_cell(ctxt, cell, project_id, host, deleted, with_tags):
+def _read_cell(ctxt, cell, project_id, host, deleted, with_tags,
+               filters):
     database = cell_hosts.database(cell)
     instances = instance_records.list_instances(
-        ctxt, database, project_id=project_id, host=host, deleted=deleted)
+        ctxt, database, project_id=project_id, host=host, deleted=deleted,
+        changed_since=filters.get('changes-since'),
+        changed_before=filters.get('changes-before'))
     if with_tags and instances:
         tags = instance_tags.tags_by_instance(
             ctxt, database, [i.uuid for i in instances])
@@ -150,12 +153,13 @@ def _read_cell(ctxt, cell, project_id, host, deleted, with_tags):
 
 
 def _cell_instances(ctxt, cell, project_id, host, deleted, with_tags,
-                    down):
+                    down, filters):
     if down_cells.known_down(cell):
         down.append(cell)
         return []
     try:
-        return _read_cell(ctxt, cell, project_id, host, deleted, with_tags)
+        return _read_cell(ctxt, cell, project_id, host, deleted, with_tags,
+                          filters)
     except Exception as exc:
         if not down_cells.is_down(exc):
             raise
@@ -189,7 +193,7 @@ def list_servers(ctxt, project_id=None, host=None, filters=None,
     down = [] if down is None else down
     for cell in cell_hosts.all_cells(ctxt):
         for instance in _cell_instances(ctxt, cell, project_id, host,
-                                        deleted, with_tags, down):
+                                        deleted, with_tags, down, filters):
             instance.cell_uuid = cell.uuid
             found[instance.uuid] = (instance, cell)
     if host is None and not deleted:

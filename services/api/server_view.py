@@ -135,8 +135,8 @@ class Viewer(object):
 
     def prefetch(self, servers):
         """Read the host status of a list's servers with one query per
-        cell, rather than one per host (a list of a thousand servers on a
-        thousand hosts made a thousand queries).
+        cell (of their hosts only), rather than one per host (a list of a
+        thousand servers on a thousand hosts made a thousand queries).
 
         :param servers: [(Instance, CellMapping or None)].
         """
@@ -152,7 +152,7 @@ class Viewer(object):
                 continue
             services = {s['host']: s for s in compute_records.list_services(
                 self.ctx, cell_hosts.database(cell),
-                binary=cell_hosts.COMPUTE_BINARY)}
+                binary=cell_hosts.COMPUTE_BINARY, hosts=hosts)}
             for host in hosts:
                 self._host_status[(cell.uuid, host)] = _service_status(
                     services.get(host))

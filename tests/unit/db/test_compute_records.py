@@ -141,6 +141,10 @@ def test_services_listing_admin_changes_and_delete(cell):
     computes = records.list_services(ctxt, cell,
                                      binary=records.COMPUTE_BINARY)
     assert [s['host'] for s in computes] == ['h1', 'h2']
+    assert [(s['host'], s['binary']) for s in records.list_services(
+        ctxt, cell, hosts={'ctl', 'h2', 'ghost'})] == [
+            ('ctl', 'berth-conductor'), ('h2', records.COMPUTE_BINARY)]
+    assert records.list_services(ctxt, cell, hosts=()) == []
     service = records.get_service(ctxt, cell, host='h1',
                                   binary=records.COMPUTE_BINARY)
     assert records.get_service(ctxt, cell, uuid=service['uuid'])['id'] == \

@@ -121,6 +121,44 @@ def test_listing_filters_and_pages(cell):
         records.list_instances(ctxt, cell, marker='nope')
 
 
+def test_listing_by_last_change_is_done_in_the_query(cell):
+    """changes-since/changes-before bound updated_at, else created_at
+    (a row never updated), inclusive, deleted rows included on request.
+    """
+    ctxt = fx.ctxt()
+    old, touched, gone = _create(cell), _create(cell), _create(cell)
+    tables = cell_tables.instances
+    stamps = {old.uuid: ('2026-01-01T00:00:00', None),
+              touched.uuid: ('2026-01-01T00:00:00', '2026-01-03T00:00:00'),
+              gone.uuid: ('2026-01-02T00:00:00', '2026-01-02T12:00:00')}
+
+    def stamp(ctx):
+        for uuid, (created, updated) in stamps.items():
+            ctx.session.execute(tables.update().where(
+                tables.c.uuid == uuid).values(
+                    created_at=records.to_datetime(created),
+                    updated_at=records.to_datetime(updated) if updated
+                    else None))
+    cell.writer(stamp)(ctxt)
+    records.destroy_instance(ctxt, cell, gone.uuid)
+    cell.writer(stamp)(ctxt)
+
+    def listed(**kwargs):
+        return sorted(i.uuid for i in records.list_instances(
+            ctxt, cell, deleted=None, **kwargs))
+    day = records.to_datetime
+    assert listed(changed_since=day('2026-01-02T00:00:00')) == sorted(
+        [touched.uuid, gone.uuid])
+    assert listed(changed_since=day('2026-01-01T00:00:00'),
+                  changed_before=day('2026-01-01T00:00:00')) == [old.uuid]
+    assert listed(changed_since=day('2026-01-02T12:00:00'),
+                  changed_before=day('2026-01-02T12:00:00')) == [gone.uuid]
+    assert listed(changed_since=day('2026-01-04T00:00:00')) == []
+    assert [i.uuid for i in records.list_instances(
+        ctxt, cell, changed_since=day('2026-01-02T00:00:00'))] == [
+            touched.uuid]
+
+
 def test_count_by_project(cell):
     _create(cell, flavor=fx.flavor(vcpus=2, memory_mb=1024))
     _create(cell, flavor=fx.flavor(vcpus=4, memory_mb=2048))
