@@ -132,6 +132,13 @@ class InstanceNotifier(object):
                 self._notifier = rpc.get_notifier(self.publisher_id)
             return self._notifier
 
+    @property
+    def enabled(self):
+        """Whether notifications are sent (a caller may then skip reading
+        what only a payload would show).
+        """
+        return self._get() is not None
+
     def emit(self, ctxt, event_type, instance, fault=None):
         """Send ``event_type`` about ``instance`` (ERROR for ``.error``)."""
         notifier = self._get()

@@ -136,10 +136,14 @@ def update_migration(ctxt, database, migration_uuid, values,
     return db_api.write(database, update, ctxt)
 
 
-def prepare_update(migration_uuid, values, expected_status=None):
+def prepare_update(migration_uuid, values, expected_status=None,
+                   brief=False):
     """The update of :func:`update_migration` as a function of a write
     transaction ``ctx`` (to be run with other writes in one).
 
+    :param brief: the function returns None instead of reading the
+        updated migration back (the row is read only to say why an
+        update did not happen).
     :raises ValueError: for a field that cannot be changed (at once).
     """
     unknown = set(values) - UPDATABLE
@@ -157,6 +161,8 @@ def prepare_update(migration_uuid, values, expected_status=None):
             where.append(_MI.c.status.in_(list(expected)))
         done = ctx.session.execute(
             _MI.update().where(*where).values(**columns)).rowcount
+        if done and brief:
+            return None
         row = _select(ctx, _MI.c.uuid == migration_uuid)
         if row is None:
             raise exception.MigrationNotFound(migration_id=migration_uuid)

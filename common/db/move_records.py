@@ -78,8 +78,10 @@ def update_move(ctxt, database, instance_uuid, migration_uuid,
         ``migration_records.update_migration`` (None: unchanged).
     :param instance_values, expected_task_state: as
         ``instance_records.update_instance`` (None: unchanged).
-    :param brief: do not read the instance back.
-    :returns: (Instance or None when ``brief``, Migration).
+    :param brief: read back neither the instance nor a migration that
+        ``migration_values`` changed.
+    :returns: (Instance, Migration); None for what ``brief`` did not
+        read.
     :raises ValueError: a field that cannot be changed, a malformed event.
     :raises common.exception.InstanceNotFound: no live instance.
     :raises common.exception.MigrationNotFound: no such migration.
@@ -90,7 +92,7 @@ def update_move(ctxt, database, instance_uuid, migration_uuid,
     migration_update = None
     if migration_values:
         migration_update = migration_records.prepare_update(
-            migration_uuid, migration_values, expected_status)
+            migration_uuid, migration_values, expected_status, brief=brief)
     instance_update = None
     if instance_values:
         instance_update = instance_records.prepare_update(

@@ -103,6 +103,9 @@ class _Step(object):
     event = None
     #: (task state the step starts in, the one it must find) or None.
     start_task = None
+    #: whether the step's first write reads the instance back (a step
+    #: that only needs it for notifications reads it when they ask).
+    reads_instance = True
 
     def __init__(self, agent, ctxt, host, instance_uuid, migration_uuid):
         self.agent = agent
@@ -154,14 +157,25 @@ class _Step(object):
             move = self.conductor.move_update(
                 self.ctxt, self.uuid, self.migration_uuid,
                 instance_values={'task_state': task},
-                expected_task_state=[expected], action_events=events)
+                expected_task_state=[expected], action_events=events,
+                brief=not self.reads_instance)
         self.instance, self.migration = move['instance'], move['migration']
+
+    def _current_instance(self):
+        """The instance primitive (read now if the step did not)."""
+        if self.instance is None:
+            self.instance = self.conductor.instance_get(self.ctxt,
+                                                        self.uuid)
+        return self.instance
 
     def _finish(self, status, expected, values, expected_task_state,
                 events=None, brief=True):
         """The step's last write: the migration's ``status`` (guarded by
         ``expected``; None leaves it), the instance's ``values`` (guarded
         by ``expected_task_state``) and the event's Success, at once.
+
+        :param brief: read nothing back (False where an ``.end``
+            notification will show the instance as written).
         """
         move = self.conductor.move_update(
             self.ctxt, self.uuid, self.migration_uuid,
@@ -171,7 +185,8 @@ class _Step(object):
             action_events=(events or []) + [self._event('finish',
                                                         'Success')],
             brief=brief)
-        self.migration = move['migration']
+        if move['migration'] is not None:
+            self.migration = move['migration']
         if move['instance'] is not None:
             self.instance = move['instance']
 
@@ -353,11 +368,12 @@ class ResizeInstance(_Step):
 
     event = 'compute_resize_instance'
     start_task = (inst.RESIZE_MIGRATING, inst.RESIZE_PREP)
+    reads_instance = False
 
     def _run(self):
         try:
             with self.notifier.around(self.ctxt, 'resize',
-                                      lambda: self.instance):
+                                      self._current_instance):
                 self.agent.driver.migrate_disk_and_power_off(
                     self.host, self.uuid, self.migration['dest_compute'])
         except Exception as exc:
@@ -424,7 +440,7 @@ class ConfirmResize(_Step):
                 {'vm_state': vm_state, 'power_state': power_state,
                  'task_state': None, 'migration_context': None,
                  'system_metadata': _without_old_vm_state(self.instance)},
-                [None], brief=False)
+                [None], brief=not self.notifier.enabled)
         self.agent.tracker(self.host).release(self.migration_uuid)
         self._refresh(self.migration['source_node'])
         LOG.info('Confirmed the move of %s off %s', self.uuid, self.host)
@@ -499,7 +515,7 @@ class FinishRevertResize(_Step):
                  'vm_state': vm_state, 'power_state': power_state,
                  'task_state': None, 'migration_context': None,
                  'system_metadata': _without_old_vm_state(self.instance)},
-                None, brief=False)
+                None, brief=not self.notifier.enabled)
         self.agent.tracker(self.host).release(self.migration_uuid)
         self._refresh(node)
         LOG.info('Instance %s is back on %s (migration %s %s)', self.uuid,

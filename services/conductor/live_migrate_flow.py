@@ -288,7 +288,7 @@ class _Flow(object):
         """
         named = migration_records.prepare_update(
             self.migration['uuid'], {'dest_compute': host, 'dest_node': node},
-            expected_status=migration_obj.ACCEPTED)
+            expected_status=migration_obj.ACCEPTED, brief=True)
         placed = instance_records.prepare_update(
             self.uuid, {'migration_context': context.to_primitive()},
             expected_task_state=[instance_obj.MIGRATING])

@@ -228,7 +228,9 @@ class RecordProxy(object):
         if instance is not None:
             instance.cell_uuid = cell_uuid
             instance = instance.to_primitive()
-        return {'instance': instance, 'migration': migration.to_primitive()}
+        if migration is not None:
+            migration = migration.to_primitive()
+        return {'instance': instance, 'migration': migration}
 
     def migrations_get_by_source(self, ctxt, host, migration_type,
                                  statuses):

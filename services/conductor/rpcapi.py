@@ -440,8 +440,10 @@ class ConductorAPI(object):
         instance's (guarded by ``expected_task_state``), then
         ``action_events``; all of it or none.
 
-        :returns: {'instance': the Instance primitive (None when
-            ``brief``), 'migration': the Migration primitive}.
+        :returns: {'instance': the Instance primitive, 'migration': the
+            Migration primitive}; with ``brief`` the instance is None, and
+            so is the migration when ``migration_values`` changed it
+            (neither is read back).
         :raises: what :meth:`migration_update` and
             :meth:`instance_update` raise.
         """

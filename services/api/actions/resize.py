@@ -260,7 +260,7 @@ def _begin_end(req, instance, cell, key, migration, status, values):
     """
     claim = migration_records.prepare_update(
         migration.uuid, {'status': status},
-        expected_status=migration_obj.FINISHED)
+        expected_status=migration_obj.FINISHED, brief=True)
     try:
         checks.begin(req, instance, cell, key, key, values, first=claim,
                      brief=True)

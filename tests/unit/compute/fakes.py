@@ -273,7 +273,8 @@ class FakeConductor(object):
                 inst['updated_at'] = _now()
             self._record_events(instance_uuid, action_events)
             return {'instance': None if brief else copy.deepcopy(inst),
-                    'migration': copy.deepcopy(migration)}
+                    'migration': (None if brief and migration_values else
+                                  copy.deepcopy(migration))}
 
     def migrations_get_by_source(self, ctxt, host, migration_type,
                                  statuses):

@@ -319,3 +319,55 @@ def test_a_move_ended_by_someone_else_is_left_to_them(move, placement):
     assert agent.conductor.migrations[migration]['status'] == 'migrating'
     assert _held(placement, migration) != {}
     assert _held(placement, instance['uuid']) != {}
+
+
+class _Sent(object):
+    def __init__(self):
+        self.sent = []
+
+    def info(self, ctxt, event_type, payload):
+        self.sent.append((event_type, payload['nova_object.data']))
+
+    error = info
+
+
+def test_notifications_show_each_step_and_cost_no_reads_when_off(
+        move, monkeypatch):
+    """With notifications off a step reads the instance only when it
+    needs it; with them on, the payloads still show every moment.
+    """
+    from services.compute import notifier as notifier_mod
+
+    def steps(agent, manager, instance, migration):
+        del agent.conductor.calls[:]
+        _prep(agent, manager, instance, migration)
+        manager.resize_instance(_ctxt(), instance['uuid'], migration,
+                                host=SRC)
+        manager.finish_resize(_ctxt(), instance['uuid'], migration,
+                              host=DST)
+        agent.conductor.migrations[migration]['status'] = 'confirming'
+        manager.confirm_resize(_ctxt(), instance['uuid'], migration,
+                               host=SRC)
+        return [c for c in agent.conductor.calls if c.startswith(
+            ('instance', 'move'))]
+    assert steps(*move()[:4]) == ['move_update'] * 5 + [
+        'move_get', 'move_update']
+
+    agent, manager, instance, migration, _casts = move()
+    sent = _Sent()
+    for host in (SRC, DST):
+        monkeypatch.setattr(notifier_mod.for_host(host), '_notifier', sent)
+    assert steps(agent, manager, instance, migration) == [
+        'move_update', 'move_update', 'instance_get'] + ['move_update'] * 3 + [
+        'move_get', 'move_update']
+    shown = [(event, data['state'], data['task_state'], data['host'])
+             for event, data in sent.sent]
+    assert shown == [
+        ('instance.resize.start', inst.ACTIVE, inst.RESIZE_MIGRATING, SRC),
+        ('instance.resize.end', inst.ACTIVE, inst.RESIZE_MIGRATING, SRC),
+        ('instance.resize_finish.start', inst.ACTIVE, inst.RESIZE_FINISH,
+         SRC),
+        ('instance.resize_finish.end', inst.ACTIVE, inst.RESIZE_FINISH,
+         SRC),
+        ('instance.resize_confirm.start', inst.RESIZED, None, DST),
+        ('instance.resize_confirm.end', inst.ACTIVE, None, DST)]

@@ -107,3 +107,35 @@ def test_events_go_under_the_latest_action(cell, move):
     assert [(e['event'], e['result']) for e in newest['events']] == [
         (EVENT, 'Success')]
     assert oldest['events'] == []
+
+
+def test_a_brief_step_reads_nothing_back_but_still_says_why_it_failed(
+        cell, move):
+    uuid, migration_uuid = move
+    assert move_records.update_move(
+        fx.ctxt(), cell, uuid, migration_uuid,
+        migration_values={'status': migration_obj.POST_MIGRATING},
+        expected_status=migration_obj.MIGRATING,
+        instance_values={'task_state': 'resize_migrated'},
+        expected_task_state=['resize_prep'], brief=True) == (None, None)
+    assert migration_records.get_migration(
+        fx.ctxt(), cell, migration_uuid).status == \
+        migration_obj.POST_MIGRATING
+    # Without migration values the migration is still read (the step
+    # needs it), only the instance is not.
+    instance, migration = move_records.update_move(
+        fx.ctxt(), cell, uuid, migration_uuid,
+        instance_values={'task_state': 'resize_finish'},
+        expected_task_state=['resize_migrated'], brief=True)
+    assert instance is None and migration.status == \
+        migration_obj.POST_MIGRATING
+    with pytest.raises(exception.UnexpectedMigrationStatusError) as err:
+        move_records.update_move(
+            fx.ctxt(), cell, uuid, migration_uuid,
+            migration_values={'status': migration_obj.FINISHED},
+            expected_status=migration_obj.MIGRATING, brief=True)
+    assert migration_obj.POST_MIGRATING in str(err.value)
+    with pytest.raises(exception.MigrationNotFound):
+        move_records.update_move(
+            fx.ctxt(), cell, uuid, 'no-such-migration',
+            migration_values={'status': migration_obj.FINISHED}, brief=True)
