@@ -31,6 +31,16 @@ _PLAIN = ('id', 'uuid', 'instance_uuid', 'migration_type', 'status',
           'disk_processed', 'disk_remaining')
 _FLAVORS = ('old_flavor', 'new_flavor')
 UPDATABLE = frozenset(_PLAIN + _FLAVORS) - {'id', 'uuid', 'instance_uuid'}
+_INSERT = _MI.insert()
+
+
+class _WrittenRow(object):
+    """A row as :func:`migration_from_row` reads it, from the values
+    inserted (reading it back would cost a round trip per move).
+    """
+
+    def __init__(self, values):
+        self._mapping = dict(values)
 
 
 def migration_from_row(row):
@@ -76,11 +86,12 @@ def create_migration(ctxt, database, migration, action_event=None):
                   created_at=timeutils.utcnow(), deleted=0)
 
     def insert(ctx):
-        ctx.session.execute(_MI.insert().values(**values))
+        row_id = ctx.session.execute(_INSERT, values).inserted_primary_key[0]
         if action_event is not None:
             action_records.record_action_event(
                 ctx, migration.instance_uuid, action_event)
-        return migration_from_row(_select(ctx, _MI.c.uuid == values['uuid']))
+        return migration_from_row(_WrittenRow(dict(
+            values, id=row_id, updated_at=None)))
     return db_api.write(database, insert, ctxt)
 
 

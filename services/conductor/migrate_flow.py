@@ -276,9 +276,10 @@ def _record_choice(move, decision, chosen):
     """The scheduler's decision record, the event's Success and the
     migration's destination, in one transaction.
     """
-    named = migration_records.prepare_update(
-        move.migration.uuid, {'dest_compute': chosen.service_host,
-                              'dest_node': chosen.nodename})
+    destination = {'dest_compute': chosen.service_host,
+                   'dest_node': chosen.nodename}
+    named = migration_records.prepare_update(move.migration.uuid,
+                                             destination, brief=True)
     host = move.conductor.host
 
     def write(ctx):
@@ -288,8 +289,10 @@ def _record_choice(move, decision, chosen):
         action_records.record_action_event(ctx, move.uuid, {
             'phase': 'finish', 'event': EVENT, 'host': host,
             'result': 'Success'})
-        return named(ctx)
-    move.migration = db_api.write(move.database, write, move.ctxt)
+        named(ctx)
+    db_api.write(move.database, write, move.ctxt)
+    for name, value in destination.items():
+        setattr(move.migration, name, value)
 
 
 def _prepare(move, spec, chosen, alternates, named=False):
