@@ -131,19 +131,20 @@ def get_by_id_and_instance(ctxt, database, migration_id, instance_uuid):
 
 
 def update_migration(ctxt, database, migration_uuid, values,
-                     expected_status=None):
+                     expected_status=None, brief=False):
     """Change fields of a migration, atomically guarded by its status.
 
     :param values: field name -> value (flavors as Flavor or primitive).
     :param expected_status: a status or a list of them: the update
         happens only if the migration is in one of them.
+    :param brief: return None rather than read the migration back.
     :returns: the updated Migration.
     :raises ValueError: for a field that cannot be changed.
     :raises common.exception.MigrationNotFound: no such migration.
     :raises common.exception.UnexpectedMigrationStatusError: the guard
         failed.
     """
-    update = prepare_update(migration_uuid, values, expected_status)
+    update = prepare_update(migration_uuid, values, expected_status, brief)
     return db_api.write(database, update, ctxt)
 
 

@@ -35,6 +35,7 @@ move's placement writes, as Nova's does.
 
 import logging
 import threading
+import time
 import traceback
 
 from common import exception
@@ -54,6 +55,10 @@ DEST_CHECK_EVENT = 'compute_check_can_live_migrate_destination'
 ABORT_EVENT = 'compute_live_migration_abort'
 FORCE_EVENT = 'compute_live_migration_force_complete'
 FAULT_CODE = 500
+# NOTE: seconds between two records of a copy's progress (Nova's
+# libvirt driver also records it every few seconds, not at every
+# report); the last report goes with the migration's final status.
+PROGRESS_INTERVAL = 5.0
 _MIB = 1024 * 1024
 _GIB = 1024 * _MIB
 
@@ -255,11 +260,16 @@ class LiveMigrationTask(object):
         self.control = virt_migration.Control()
         self.instance = None
         self.moved = False
+        self.clock = time.monotonic
+        # When progress was last recorded (the copy's start at first),
+        # and the report since then not recorded yet.
+        self._progress_at = 0.0
+        self._unrecorded = {}
 
     def _migration(self, values, expected=None):
-        return self.conductor.migration_update(
+        self.conductor.migration_update(
             self.ctxt, self.uuid, self.migration_uuid, values,
-            expected_status=expected)
+            expected_status=expected, brief=True)
 
     def enqueue(self):
         """Step 1: queued on the agent's live migration queue (an abort
@@ -331,6 +341,7 @@ class LiveMigrationTask(object):
                         migration_obj.PREPARING)
         LOG.info('Live migrating %s from %s to %s', self.uuid, self.host,
                  self.dest)
+        self._progress_at = self.clock()
         self.agent.driver.live_migration(
             _guest(self.agent, self.host, self.instance), self.dest,
             self.migrate_data.get('block_migration'),
@@ -338,6 +349,11 @@ class LiveMigrationTask(object):
             self._progress)
 
     def _progress(self, progress):
+        now = self.clock()
+        if now - self._progress_at < PROGRESS_INTERVAL:
+            self._unrecorded = progress.values()
+            return
+        self._progress_at, self._unrecorded = now, {}
         try:
             self._migration(progress.values())
         except Exception as exc:
@@ -409,7 +425,7 @@ class LiveMigrationTask(object):
         left, the instance) on this host.
         """
         try:
-            self._migration({'status': status})
+            self._migration(dict(self._unrecorded, status=status))
         except Exception as exc:
             LOG.error('Could not set migration %s %s: %s',
                       self.migration_uuid, status, exc)

@@ -184,12 +184,15 @@ class RecordProxy(object):
                                    exception.MigrationNotFound,
                                    exception.UnexpectedMigrationStatusError)
     def migration_update(self, ctxt, instance_uuid, migration_uuid, values,
-                         expected_status=None):
-        """Change a migration (guarded by its status); its primitive."""
+                         expected_status=None, brief=False):
+        """Change a migration (guarded by its status); its primitive (None
+        when ``brief``).
+        """
         _cell, database = self._instance_db(ctxt, instance_uuid)
-        return migration_records.update_migration(
+        migration = migration_records.update_migration(
             ctxt, database, migration_uuid, values,
-            expected_status=expected_status).to_primitive()
+            expected_status=expected_status, brief=brief)
+        return None if migration is None else migration.to_primitive()
 
     @messaging.expected_exceptions(exception.InstanceNotFound,
                                    exception.MigrationNotFound)

@@ -98,8 +98,9 @@ class ConductorAPI(object):
       live_migrate_instance (a cast, or a call below compute API 2.34).
       Record calls go to topic ``conductor_records``.
       Moves: unshelve_instance, evacuate_instance (casts),
-      migrations_get_by_source, move_get and move_update (record
-      calls: a compute's step of a move in one transaction).
+      migrations_get_by_source, migration_get, migration_update
+      (optionally brief), move_get and move_update (optionally brief)
+      (record calls: a compute's step of a move in one transaction).
       cache_images (cast).
     """
 
@@ -401,8 +402,9 @@ class ConductorAPI(object):
                                     migration_uuid=migration_uuid)
 
     def migration_update(self, ctxt, instance_uuid, migration_uuid, values,
-                         expected_status=None):
-        """Change fields of a migration; its new primitive.
+                         expected_status=None, brief=False):
+        """Change fields of a migration; its new primitive (None when
+        ``brief``: it is not read back).
 
         :param expected_status: a status or a list of them; the update
             happens only in one of those.
@@ -412,7 +414,7 @@ class ConductorAPI(object):
         return self._records().call(
             ctxt, 'migration_update', instance_uuid=instance_uuid,
             migration_uuid=migration_uuid, values=values,
-            expected_status=expected_status)
+            expected_status=expected_status, brief=brief)
 
     def move_get(self, ctxt, instance_uuid, migration_uuid,
                  action_events=None):

@@ -205,12 +205,12 @@ class FakeConductor(object):
             return copy.deepcopy(self.migrations[migration_uuid])
 
     def migration_update(self, ctxt, instance_uuid, migration_uuid, values,
-                         expected_status=None):
+                         expected_status=None, brief=False):
         self._log('migration_update')
         with self.lock:
             found = self._guarded_migration(migration_uuid, expected_status)
             found.update(copy.deepcopy(values))
-            return copy.deepcopy(found)
+            return None if brief else copy.deepcopy(found)
 
     def _guarded_migration(self, migration_uuid, expected_status):
         """The migration, if in ``expected_status`` (caller holds lock)."""

@@ -363,3 +363,35 @@ def test_a_destination_may_have_its_own_copy_time(conf):
                               virt_migration.Control(), lambda p: None)
         took[dest] = time.monotonic() - started
     assert took['quick'] < 0.2 and 0.4 < took['slow'] < 5, took
+
+
+def test_progress_is_recorded_every_few_seconds_and_last_with_the_end(
+        agent, placement, monkeypatch):
+    """A copy reporting progress often is recorded at most every
+    PROGRESS_INTERVAL seconds; its last report goes with the final
+    status, so a finished migration shows the whole copy done.
+    """
+    inst, spec = _build(agent, placement, 'cn0')
+    migration, data = _start(agent, placement, inst, spec)
+    now = [1000.0]
+    monkeypatch.setattr(time, 'monotonic', lambda: now[0])
+    recorded = []
+    update = agent.conductor.migration_update
+
+    def recording(ctxt, instance_uuid, migration_uuid, values, **kwargs):
+        recorded.append(dict(values))
+        return update(ctxt, instance_uuid, migration_uuid, values, **kwargs)
+    monkeypatch.setattr(agent.conductor, 'migration_update', recording)
+
+    def copy(guest, dest, block, sizes, control, progress):
+        memory = sizes[0]
+        for second, fraction in ((1, 0.1), (6, 0.5), (7, 0.7), (8, 1.0)):
+            now[0] = 1000.0 + second
+            progress(virt_migration.Progress.at(fraction, memory, 0))
+    monkeypatch.setattr(agent.driver, 'live_migration', copy)
+    _row, migration = _migrate(agent, migration, data)
+    processed = [(v.get('status'), v.get('memory_processed'))
+                 for v in recorded if 'memory_processed' in v]
+    total = migration['memory_total']
+    assert processed == [(None, total // 2), ('completed', total)]
+    assert migration['memory_processed'] == total
