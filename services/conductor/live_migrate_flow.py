@@ -212,11 +212,11 @@ class _Flow(object):
         # NOTE: the destination is named before it claims, so that
         # whoever ends this migration (this flow, or the bound for
         # migrations whose conductor died) knows whom to tell to drop it.
-        self.migration = migration_records.update_migration(
-            self.ctxt, self.database, self.migration['uuid'],
-            {'dest_compute': host, 'dest_node': node},
-            expected_status=migration_obj.ACCEPTED).to_primitive()
-        migration = self.migration
+        destination = {'dest_compute': host, 'dest_node': node}
+        migration_records.update_migration(
+            self.ctxt, self.database, self.migration['uuid'], destination,
+            expected_status=migration_obj.ACCEPTED, brief=True)
+        self.migration = migration = dict(self.migration, **destination)
         try:
             data = self.compute.check_can_live_migrate_destination(
                 self.ctxt, host, self.instance, migration,
