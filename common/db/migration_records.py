@@ -9,6 +9,7 @@ agents advance its status through the conductor; the API lists them
 move as its history and are archived with their instance.
 """
 
+import functools
 import uuid as uuid_mod
 
 from oslo_utils import timeutils
@@ -32,6 +33,10 @@ _PLAIN = ('id', 'uuid', 'instance_uuid', 'migration_type', 'status',
 _FLAVORS = ('old_flavor', 'new_flavor')
 UPDATABLE = frozenset(_PLAIN + _FLAVORS) - {'id', 'uuid', 'instance_uuid'}
 _INSERT = _MI.insert()
+# NOTE: statements a move runs several times each, built once: building
+# and compiling one costs more than running it.
+_BY_UUID = sa.select(_MI).where(_MI.c.deleted == 0,
+                                _MI.c.uuid == sa.bindparam('p_uuid'))
 
 
 class _WrittenRow(object):
@@ -167,15 +172,18 @@ def prepare_update(migration_uuid, values, expected_status=None,
     if isinstance(expected, str):
         expected = [expected]
 
+    statement = _update_statement(tuple(sorted(columns)),
+                                  expected is not None)
+    params = {'v_' + name: value for name, value in columns.items()}
+    params['b_uuid'] = migration_uuid
+    if expected is not None:
+        params['b_statuses'] = list(expected)
+
     def update(ctx):
-        where = [_MI.c.uuid == migration_uuid, _MI.c.deleted == 0]
-        if expected is not None:
-            where.append(_MI.c.status.in_(list(expected)))
-        done = ctx.session.execute(
-            _MI.update().where(*where).values(**columns)).rowcount
+        done = ctx.session.execute(statement, params).rowcount
         if done and brief:
             return None
-        row = _select(ctx, _MI.c.uuid == migration_uuid)
+        row = _by_uuid(ctx, migration_uuid)
         if row is None:
             raise exception.MigrationNotFound(migration_id=migration_uuid)
         if not done:
@@ -186,12 +194,30 @@ def prepare_update(migration_uuid, values, expected_status=None,
     return update
 
 
+@functools.lru_cache(maxsize=32)
+def _update_statement(columns, guarded):
+    """The UPDATE of ``columns`` of a live migration (by uuid), guarded
+    by a list of statuses when ``guarded``; one per shape.
+    """
+    statement = _MI.update().where(_MI.c.uuid == sa.bindparam('b_uuid'),
+                                   _MI.c.deleted == 0)
+    if guarded:
+        statement = statement.where(_MI.c.status.in_(
+            sa.bindparam('b_statuses', expanding=True)))
+    return statement.values({name: sa.bindparam('v_' + name)
+                             for name in columns})
+
+
+def _by_uuid(ctx, migration_uuid):
+    return ctx.session.execute(_BY_UUID, {'p_uuid': migration_uuid}).first()
+
+
 def read_migration(ctx, migration_uuid):
     """The Migration ``migration_uuid`` read in ``ctx``.
 
     :raises common.exception.MigrationNotFound: no such migration.
     """
-    row = _select(ctx, _MI.c.uuid == migration_uuid)
+    row = _by_uuid(ctx, migration_uuid)
     if row is None:
         raise exception.MigrationNotFound(migration_id=migration_uuid)
     return migration_from_row(row)
