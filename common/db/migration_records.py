@@ -33,8 +33,8 @@ _PLAIN = ('id', 'uuid', 'instance_uuid', 'migration_type', 'status',
 _FLAVORS = ('old_flavor', 'new_flavor')
 UPDATABLE = frozenset(_PLAIN + _FLAVORS) - {'id', 'uuid', 'instance_uuid'}
 _INSERT = _MI.insert()
-# NOTE: statements a move runs several times each, built once: building
-# and compiling one costs more than running it.
+# NOTE: statements a move runs several times each, built once (as the
+# instance's updates are) rather than per call.
 _BY_UUID = sa.select(_MI).where(_MI.c.deleted == 0,
                                 _MI.c.uuid == sa.bindparam('p_uuid'))
 
