@@ -256,6 +256,21 @@ retry_on_deadlock = oslo_db_api.wrap_db_retry(
     max_retries=5, retry_interval=0.05, retry_on_deadlock=True, jitter=True)
 
 
+# NOTE: an IN list stays well under every backend's bound-parameter limit
+# (SQLite's is 32766, older builds 999).
+IN_CHUNK = 500
+
+
+def chunks(values, size=None):
+    """``values`` (any iterable) in lists of at most ``size`` (default
+    :data:`IN_CHUNK`), for IN lists.
+    """
+    size = size or IN_CHUNK
+    values = list(values)
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
+
+
 def write(database, fn, ctxt, *args):
     """``fn`` in a write transaction of ``database`` (a :class:`Database`),
     run again after a deadlock.

@@ -22,6 +22,7 @@ import logging
 import sqlalchemy as sa
 
 from common import context as berth_context
+from common.db import api as db_api
 from common.db import api_tables
 from common.db import cell_tables
 
@@ -39,17 +40,9 @@ SHADOW = cell_tables.shadow_tables
 API_TABLES = (api_tables.instance_mappings, api_tables.request_specs,
               api_tables.instance_group_member)
 
-# NOTE: an IN list stays well under every backend's bound-parameter limit
-# (SQLite's is 32766, older builds 999).
-_CHUNK = 500
 # NOTE: rows a purge deletes per statement (an id range), so that a purge
 # of millions of rows holds no lock for long.
 PURGE_RANGE = 10000
-
-
-def _chunks(values, size=_CHUNK):
-    for start in range(0, len(values), size):
-        yield values[start:start + size]
 
 
 def _ctxt():
@@ -78,7 +71,7 @@ def _ids(conn, column, where):
 def _ids_in(conn, column, key, values):
     """``column`` of the rows whose ``key`` is one of ``values``."""
     found = []
-    for chunk in _chunks(values):
+    for chunk in db_api.chunks(values):
         found.extend(_ids(conn, column, key.in_(chunk)))
     return found
 
@@ -96,7 +89,7 @@ def _move(conn, table, ids, parent_deleted_at=None):
                if c.name == 'deleted_at' and parent_deleted_at is not None
                else c for c in table.columns]
     moved = 0
-    for chunk in _chunks(ids):
+    for chunk in db_api.chunks(ids):
         conn.execute(shadow.insert().from_select(
             names, sa.select(*columns).where(table.c.id.in_(chunk))))
         moved += conn.execute(
@@ -107,7 +100,7 @@ def _move(conn, table, ids, parent_deleted_at=None):
 def _still_deleted(conn, ids):
     """(ids, uuids) of the instances ``ids`` that are still there."""
     found = []
-    for chunk in _chunks(ids):
+    for chunk in db_api.chunks(ids):
         found.extend(conn.execute(sa.select(_IN.c.id, _IN.c.uuid).where(
             _IN.c.id.in_(chunk), _IN.c.deleted != 0)).all())
     return [row.id for row in found], [row.uuid for row in found]
@@ -161,7 +154,7 @@ class Archiver(object):
                 counts['API_DB.' + table.name] = sum(
                     ctx.connection.execute(table.delete().where(
                         table.c.instance_uuid.in_(chunk))).rowcount
-                    for chunk in _chunks(uuids))
+                    for chunk in db_api.chunks(uuids))
         self.api_database.writer_connection(delete)(_ctxt())
         return counts
 
@@ -201,7 +194,7 @@ class Archiver(object):
             counts[_IN.name] = _move(conn, _IN, gone_ids)
             # NOTE: tags have no shadow table (Nova keeps none either):
             # destroying an instance removed them; any left are dropped.
-            for chunk in _chunks(gone):
+            for chunk in db_api.chunks(gone):
                 conn.execute(cell_tables.tags.delete().where(
                     cell_tables.tags.c.resource_id.in_(chunk)))
             return counts

@@ -47,9 +47,6 @@ _IM = api_tables.instance_mappings
 _HM = api_tables.host_mappings
 _CM = api_tables.cell_mappings
 
-# NOTE: IN lists are chunked so that a large multi-create stays below
-# every backend's bound-parameter limit.
-_CHUNK = 500
 
 # --- statements, built once (parameters are bound at execution) -------------
 
@@ -133,12 +130,6 @@ def _write(database, fn, ctxt, *args):
     return write(ctxt, *args)
 
 
-def _chunks(values):
-    values = list(values)
-    for start in range(0, len(values), _CHUNK):
-        yield values[start:start + _CHUNK]
-
-
 def _dumps(value):
     return json.dumps(value, separators=(',', ':'), sort_keys=True)
 
@@ -209,7 +200,7 @@ def get_build_requests(ctxt, uuids, database=None):
     """instance uuid -> Instance for the build requests that still exist."""
     def fetch(ctx):
         rows = []
-        for chunk in _chunks(uuids):
+        for chunk in db_api.chunks(uuids):
             rows.extend(ctx.connection.execute(_BUILD_REQUESTS,
                                                {'uuids': chunk}))
         return rows
@@ -297,7 +288,7 @@ def get_request_specs(ctxt, uuids, database=None):
     """instance uuid -> RequestSpec for those that have one."""
     def fetch(ctx):
         rows = []
-        for chunk in _chunks(uuids):
+        for chunk in db_api.chunks(uuids):
             rows.extend(ctx.connection.execute(_REQUEST_SPECS,
                                                {'uuids': chunk}))
         return rows
@@ -339,7 +330,7 @@ def get_instance_mappings(ctxt, uuids, database=None):
     """instance uuid -> mapping dict, for those that have one."""
     def fetch(ctx):
         rows = []
-        for chunk in _chunks(uuids):
+        for chunk in db_api.chunks(uuids):
             rows.extend(ctx.connection.execute(_MAPPINGS_OF,
                                                {'uuids': chunk}))
         return rows
@@ -438,7 +429,7 @@ def get_host_mapping(ctxt, host, database=None):
 def _host_cells(conn, hosts):
     """host -> cell uuid of the mapped ``hosts``, on ``conn``."""
     found = {}
-    for chunk in _chunks(hosts):
+    for chunk in db_api.chunks(hosts):
         for host, cell_uuid in conn.execute(_HOST_CELLS_OF,
                                             {'names': chunk}):
             found[host] = cell_uuid

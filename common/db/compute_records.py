@@ -379,16 +379,11 @@ def list_services(ctxt, database, binary=None, host=None, hosts=None):
         if hosts is None:
             return [_record(r) for r in ctx.session.execute(query)]
         found = []
-        for chunk in _chunks(sorted(set(hosts))):
+        for chunk in db_api.chunks(sorted(set(hosts))):
             found.extend(_record(r) for r in ctx.session.execute(
                 query.where(_SV.c.host.in_(chunk))))
         return sorted(found, key=lambda s: (s['host'], s['binary']))
     return database.reader(fetch)(ctxt)
-
-
-def _chunks(values):
-    for start in range(0, len(values), _CHUNK):
-        yield values[start:start + _CHUNK]
 
 
 def get_service(ctxt, database, service_id=None, uuid=None, host=None,

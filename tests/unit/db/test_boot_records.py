@@ -6,6 +6,7 @@
 from oslo_db import exception as db_exc
 import pytest
 
+from common.db import api as db_api
 from common.db import api_tables
 from common.db import boot_records
 from common.db import cells
@@ -77,7 +78,7 @@ def test_several_build_requests_are_written_by_one_call(api):
 @pytest.mark.parametrize('chunk', [2, 500])
 def test_batch_reads_take_no_one_or_many_uuids(api, monkeypatch, chunk):
     # NOTE: a chunk of 2 splits the five uuids over three IN lists.
-    monkeypatch.setattr(boot_records, '_CHUNK', chunk)
+    monkeypatch.setattr(db_api, 'IN_CHUNK', chunk)
     mine = _boot(api, 4)
     ctxt = fx.ctxt()
     uuids = [i.uuid for i in mine] + ['missing']
