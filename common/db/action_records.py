@@ -16,8 +16,7 @@ past the size budget; they are kept apart because they are a record of
 their own (their own two tables, their own API). The dependency is one
 way: :mod:`common.db.instance_records` uses this module (an instance's
 ``create`` action, the event of an update), never the reverse, so the
-two small helpers below repeat its ``write`` and ``iso_time`` (as
-:mod:`common.db.compute_records` has its own ``_write``).
+small helper below repeats its ``iso_time``.
 """
 
 import logging

@@ -39,18 +39,13 @@ _BY_UUID = sa.select(_MI).where(_MI.c.deleted == 0,
                                 _MI.c.uuid == sa.bindparam('p_uuid'))
 
 
-class _WrittenRow(object):
-    """A row as :func:`migration_from_row` reads it, from the values
-    inserted (reading it back would cost a round trip per move).
-    """
-
-    def __init__(self, values):
-        self._mapping = dict(values)
-
-
 def migration_from_row(row):
     """The :class:`~common.objects.migration.Migration` of a row."""
-    data = row._mapping
+    return _migration(row._mapping)
+
+
+def _migration(data):
+    """The Migration of a row's column -> value mapping."""
     values = {name: data[name] for name in _PLAIN}
     for name in _FLAVORS:
         found = instance_records.decode_json(
@@ -95,8 +90,9 @@ def create_migration(ctxt, database, migration, action_event=None):
         if action_event is not None:
             action_records.record_action_event(
                 ctx, migration.instance_uuid, action_event)
-        return migration_from_row(_WrittenRow(dict(
-            values, id=row_id, updated_at=None)))
+        # NOTE: the row is what was just written; reading it back would
+        # cost a round trip per move.
+        return _migration(dict(values, id=row_id, updated_at=None))
     return db_api.write(database, insert, ctxt)
 
 
