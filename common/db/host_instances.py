@@ -13,11 +13,16 @@ alone say what left), in the few fields the tracker reads.
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from common.db import api as db_api
 from common.db import cell_tables
 from common.db import instance_records
 from common.db import migration_records
 
 _IN = cell_tables.instances
+# NOTE: the migrations' query names each host twice (source or
+# destination): two IN lists of this many stay under the 999 bound
+# parameters of older SQLite builds.
+HOSTS_PER_QUERY = 250
 
 # NOTE: the Instance fields a compute agent's resource tracker reads
 # (services/compute/usage.py). Sync replies carry only these, decoded
@@ -66,25 +71,105 @@ def _changed_since(stamps, since):
     return since is None or stamp is None or stamp >= since
 
 
-def _moves(ctx, host, columns):
-    """The moves in progress to or from ``host`` (Migration primitives),
-    and the tracked rows of their instances that are not on ``host``:
-    the tracker counts a move on both of its nodes until it ends.
+def _moves(ctx, hosts, columns):
+    """The moves in progress to or from each of ``hosts``: {host:
+    (Migration primitives, the tracked rows of their instances that are
+    not on that host)}; the tracker counts a move on both of its nodes
+    until it ends.
 
     NOTE: always whole: a host has few moves at a time, and the rows of
     instances elsewhere are not in the host's incremental copy.
     """
-    migrations = migration_records.counted_for_host(ctx, host)
+    by_host = {host: ([], []) for host in hosts}
+    migrations = migration_records.counted_for_hosts(ctx, hosts)
     if not migrations:
-        return [], []
+        return by_host
     uuids = sorted({m.instance_uuid for m in migrations})
+    rows = {}
+    for chunk in db_api.chunks(uuids):
+        for row in ctx.session.execute(sa.select(*columns).where(
+                _IN.c.uuid.in_(chunk), _IN.c.deleted == 0)):
+            rows[row.uuid] = row
+    tracked = dict(zip(rows, _tracked(rows.values())))
+    for migration in migrations:
+        primitive = migration.to_primitive()
+        row = tracked.get(migration.instance_uuid)
+        for host in {migration.source_compute, migration.dest_compute}:
+            if host not in by_host:
+                continue
+            listed, moving = by_host[host]
+            listed.append(primitive)
+            if row is not None and row['host'] != host and all(
+                    r['uuid'] != row['uuid'] for r in moving):
+                moving.append(row)
+    return by_host
+
+
+def _changed_rows(ctx, columns, live, stamps, since):
+    """The tracked rows of ``stamps`` changed since ``since`` (every row
+    of the hosts in ``live`` when all of them are).
+    """
+    changed = [s.uuid for s in stamps if _changed_since(s, since)]
+    if len(changed) == len(stamps):
+        return list(ctx.session.execute(sa.select(*columns).where(*live)))
     rows = []
-    chunk = instance_records.CHUNK
-    for start in range(0, len(uuids), chunk):
+    for chunk in db_api.chunks(changed):
+        # NOTE: the hosts again: on SQLite each SELECT reads its own
+        # snapshot, and a row that moved away in between must not come
+        # back as its old host's.
         rows.extend(ctx.session.execute(sa.select(*columns).where(
-            _IN.c.uuid.in_(uuids[start:start + chunk]), _IN.c.deleted == 0,
-            sa.or_(_IN.c.host != host, _IN.c.host.is_(None)))))
-    return [m.to_primitive() for m in migrations], _tracked(rows)
+            _IN.c.uuid.in_(chunk), *live)))
+    return rows
+
+
+def sync_hosts(ctxt, database, since_by_host):
+    """What compute agents need to keep their copies of several hosts'
+    instances, read in one transaction.
+
+    :param since_by_host: {host: an ISO 8601 time or a datetime (naive
+        UTC), or None}: for each host only the live rows whose
+        ``updated_at`` (``created_at`` when never updated) is at or after
+        it; None for every live row.
+    :returns: {host: reply}, each as :func:`sync_host_instances` answers.
+    """
+    since_by_host = {host: instance_records.to_datetime(since)
+                     for host, since in since_by_host.items()}
+    columns = [_IN.c[name] for name in TRACKED_FIELDS]
+
+    def fetch(ctx):
+        as_of = instance_records.iso_time(timeutils.utcnow())
+        replies = {}
+        for hosts in db_api.chunks(sorted(since_by_host), HOSTS_PER_QUERY):
+            replies.update(_sync_chunk(ctx, hosts, since_by_host, columns,
+                                       as_of))
+        return replies
+    return database.reader(fetch)(ctxt)
+
+
+def _sync_chunk(ctx, hosts, since_by_host, columns, as_of):
+    live = _IN.c.host.in_(hosts), _IN.c.deleted == 0
+    stamps = {host: [] for host in hosts}
+    for stamp in ctx.session.execute(sa.select(
+            _IN.c.uuid, _IN.c.host, _IN.c.updated_at,
+            _IN.c.created_at).where(*live)):
+        stamps[stamp.host].append(stamp)
+    by_since = {}
+    for host in hosts:
+        by_since.setdefault(since_by_host[host], []).append(host)
+    rows = {host: [] for host in hosts}
+    for since, group in by_since.items():
+        group_live = _IN.c.host.in_(group), _IN.c.deleted == 0
+        group_stamps = [s for host in group for s in stamps[host]]
+        for row in _changed_rows(ctx, columns, group_live, group_stamps,
+                                 since):
+            rows[row.host].append(row)
+    moves = _moves(ctx, hosts, columns)
+    accepted = migration_records.accepted_to_hosts(ctx, hosts)
+    return {host: {'instances': _tracked(rows[host]),
+                   'uuids': [s.uuid for s in stamps[host]],
+                   'migrations': moves[host][0], 'moving': moves[host][1],
+                   'accepted': accepted.get(host, []), 'as_of': as_of}
+            for host in hosts}
 
 
 def sync_host_instances(ctxt, database, host, changed_since=None):
@@ -104,30 +189,4 @@ def sync_host_instances(ctxt, database, host, changed_since=None):
         stand)}. Which rows left the host is told by ``uuids``, whatever
         their timestamps say.
     """
-    since = instance_records.to_datetime(changed_since)
-    columns = [_IN.c[name] for name in TRACKED_FIELDS]
-
-    def fetch(ctx):
-        as_of = timeutils.utcnow()
-        live = _IN.c.host == host, _IN.c.deleted == 0
-        stamps = list(ctx.session.execute(sa.select(
-            _IN.c.uuid, _IN.c.updated_at, _IN.c.created_at).where(*live)))
-        changed = [s.uuid for s in stamps if _changed_since(s, since)]
-        if len(changed) == len(stamps):
-            rows = ctx.session.execute(sa.select(*columns).where(*live))
-        else:
-            rows = []
-            chunk = instance_records.CHUNK
-            for start in range(0, len(changed), chunk):
-                # NOTE: the host again: on SQLite each SELECT reads its
-                # own snapshot, and a row that moved away in between must
-                # not come back as this host's.
-                rows.extend(ctx.session.execute(sa.select(*columns).where(
-                    _IN.c.uuid.in_(changed[start:start + chunk]), *live)))
-        migrations, moving = _moves(ctx, host, columns)
-        return {'instances': _tracked(rows),
-                'uuids': [s.uuid for s in stamps],
-                'migrations': migrations, 'moving': moving,
-                'accepted': migration_records.accepted_to_host(ctx, host),
-                'as_of': instance_records.iso_time(as_of)}
-    return database.reader(fetch)(ctxt)
+    return sync_hosts(ctxt, database, {host: changed_since})[host]

@@ -235,27 +235,33 @@ def in_progress_for_instance(ctxt, database, instance_uuid,
     return database.reader(fetch)(ctxt)
 
 
-def counted_for_host(ctx, host):
-    """The migrations a host's resource tracker counts (in a reader
-    transaction ``ctx``): those to or from ``host`` still in progress.
+def counted_for_hosts(ctx, hosts):
+    """The migrations the resource trackers of ``hosts`` count (in a
+    reader transaction ``ctx``): those to or from any of them still in
+    progress.
     """
+    hosts = list(hosts)
     query = sa.select(_MI).where(
         _MI.c.deleted == 0,
-        sa.or_(_MI.c.source_compute == host, _MI.c.dest_compute == host),
+        sa.or_(_MI.c.source_compute.in_(hosts),
+               _MI.c.dest_compute.in_(hosts)),
         _MI.c.status.not_in(sorted(migration_obj.NOT_COUNTED)))
     return [migration_from_row(r) for r in ctx.session.execute(query)]
 
 
-def accepted_to_host(ctx, host):
-    """The uuids of the migrations to ``host`` that are still
-    ``accepted`` (in a reader transaction ``ctx``): a live migration's
-    destination pre-check has claimed there, but nothing counts the move
-    yet.
+def accepted_to_hosts(ctx, hosts):
+    """{host: the uuids of the migrations to it that are still
+    ``accepted``} for ``hosts`` (in a reader transaction ``ctx``): a live
+    migration's destination pre-check has claimed there, but nothing
+    counts the move yet.
     """
-    query = sa.select(_MI.c.uuid).where(
-        _MI.c.deleted == 0, _MI.c.dest_compute == host,
+    query = sa.select(_MI.c.uuid, _MI.c.dest_compute).where(
+        _MI.c.deleted == 0, _MI.c.dest_compute.in_(list(hosts)),
         _MI.c.status == migration_obj.ACCEPTED)
-    return [r.uuid for r in ctx.session.execute(query)]
+    accepted = {}
+    for row in ctx.session.execute(query):
+        accepted.setdefault(row.dest_compute, []).append(row.uuid)
+    return accepted
 
 
 class Filters(object):

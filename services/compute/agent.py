@@ -25,6 +25,7 @@ from oslo_messaging import exceptions as messaging_exc
 from common import context as context_mod
 from services.compute import allocations
 from services.compute import delete
+from services.compute import instance_sync
 from services.compute import instance_updater
 from services.compute import live_migration_queue
 from services.compute import record_saver
@@ -218,20 +219,32 @@ class ComputeAgent(object):
         except report_mod.PlacementError as exc:
             LOG.error('Reading resource providers failed: %s', exc)
         self._refresh_services(ctxt)
+        many = len(self.trackers) > 1
+        synced = (instance_sync.sync_many(
+            self.conductor, ctxt,
+            [t.instances for t in self.trackers.values()])
+            if many else {})
         futures = [self._pool.submit(self._update_host, ctxt, tracker, seen,
-                                     result.placement_ok)
+                                     result.placement_ok,
+                                     synced.get(tracker.host), many)
                    for tracker in self.trackers.values()]
         failures = []
+        unsaved = []
         for tracker, future in zip(self.trackers.values(), futures):
             nodes = future.result()
             if isinstance(nodes, Exception):
                 failures.append((tracker.host, nodes))
                 continue
-            for node in nodes.values():
+            for nodename, node in nodes.items():
                 result.nodes += 1
+                if node['saved'] is None:
+                    unsaved.append((tracker.host, nodename))
                 result.records_saved += bool(node['saved'])
                 result.trees_written += bool(node['wrote'])
                 result.allocations_removed += len(node['removed'])
+        # NOTE: the known nodes' records in a few batched calls, as the
+        # record saver does for claims, rather than one call per node.
+        result.records_saved += self.records.save_now(ctxt, unsaved)
         result.failed_hosts = len(failures)
         if failures:
             self._log_failures(failures)
@@ -241,10 +254,12 @@ class ComputeAgent(object):
                   result.nodes, result.seconds, result)
         return result
 
-    def _update_host(self, ctxt, tracker, seen, placement_ok):
+    def _update_host(self, ctxt, tracker, seen, placement_ok, synced=None,
+                     defer_saves=False):
         """The host's update results, or the exception that stopped it."""
         try:
-            return tracker.update(ctxt, seen, placement=placement_ok)
+            return tracker.update(ctxt, seen, placement=placement_ok,
+                                  synced=synced, defer_saves=defer_saves)
         except Exception as exc:
             if not isinstance(exc, _EXPECTED_FAILURES):
                 LOG.exception('Error updating resources of host %s',

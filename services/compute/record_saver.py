@@ -72,6 +72,14 @@ class RecordSaver(object):
         if nodes:
             self._save(ctxt or context_mod.get_admin_context(), nodes)
 
+    def save_now(self, ctxt, nodes):
+        """Save the records of ``nodes`` ((host, node name) pairs) that
+        changed, now, in batches.
+
+        :returns: how many were saved.
+        """
+        return self._save(ctxt, sorted(nodes)) if nodes else 0
+
     def stop(self):
         """Save what is pending and end the saving thread."""
         with self._changed:
@@ -113,10 +121,14 @@ class RecordSaver(object):
                     continue
                 if values is not None:
                     pending.append((tracker, nodename, values))
-            for start in range(0, len(pending), BATCH):
-                self._save_batch(ctxt, pending[start:start + BATCH])
+            return sum(self._save_batch(ctxt, pending[start:start + BATCH])
+                       for start in range(0, len(pending), BATCH))
 
     def _save_batch(self, ctxt, batch):
+        """Save one batch in one call.
+
+        :returns: how many records were saved (0 when the call failed).
+        """
         try:
             rows = self.conductor.compute_nodes_save(ctxt, [
                 {'host': tracker.host, 'nodename': nodename,
@@ -124,6 +136,7 @@ class RecordSaver(object):
         except Exception as exc:
             LOG.warning('Could not save the records of %d node(s): %s (the '
                         'periodic update will)', len(batch), exc)
-            return
+            return 0
         for (tracker, nodename, values), row in zip(batch, rows):
             tracker.record_saved(nodename, values, row)
+        return len(batch)

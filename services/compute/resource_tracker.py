@@ -157,17 +157,23 @@ class ResourceTracker(object):
 
     # ------------------------------------------------------------ updates
 
-    def update(self, ctxt, seen_by_root=None, placement=True):
+    def update(self, ctxt, seen_by_root=None, placement=True,
+               synced=None, defer_saves=False):
         """One periodic update of every node of the host.
 
         :param seen_by_root: the agent's generations read ({root uuid:
             providers}); None reads this host's trees here.
         :param placement: False skips placement (it is known down).
-        :returns: {node name: {'saved': bool, 'wrote': bool,
+        :param synced: the conductor's instance sync reply for this host,
+            read by the agent for many hosts at once; None reads it here.
+        :param defer_saves: leave the records of nodes already known to
+            the caller, which saves them for many hosts at once
+            (``'saved'`` is None for those).
+        :returns: {node name: {'saved': bool or None, 'wrote': bool,
             'removed': [consumers]}}.
         """
         started = self.clock()
-        instances = self.instances.fetch(ctxt)
+        instances = self.instances.fetch(ctxt, prefetched=synced)
         migrations, moving = self.instances.moves
         # NOTE: an accepted migration's claim (a live migration's
         # destination check) stands until the move starts or ends.
@@ -184,11 +190,11 @@ class ResourceTracker(object):
                 standing,)
             results[nodename] = self._update_node(
                 ctxt, nodename, mine, started, seen_by_root, placement,
-                moves)
+                moves, defer_saves)
         return results
 
     def _update_node(self, ctxt, nodename, instances, started, seen_by_root,
-                     placement, moves=({}, set(), set())):
+                     placement, moves=({}, set(), set()), defer_save=False):
         resources = self.driver.get_available_resource(self.host, nodename)
         if not resources.host_ip:
             # NOTE: the node's address is the host's, as in Nova; the
@@ -197,8 +203,11 @@ class ResourceTracker(object):
         with self.lock:
             node = self.nodes.setdefault(nodename, NodeState(nodename))
             self._rebuild(node, resources, instances, started, moves)
-        result = {'saved': self.save_record(ctxt, nodename), 'wrote': False,
-                  'removed': []}
+        # NOTE: a new node's record is saved here all the same: its
+        # provider's uuid comes from it.
+        saved = (None if defer_save and node.uuid else
+                 self.save_record(ctxt, nodename))
+        result = {'saved': saved, 'wrote': False, 'removed': []}
         if placement and node.uuid:
             result.update(self._sync_placement(ctxt, node, seen_by_root))
         self._notify_schedulers(ctxt, node)

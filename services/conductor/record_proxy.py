@@ -130,6 +130,11 @@ class RecordProxy(object):
         return host_instances.sync_host_instances(
             ctxt, self.cells.local(), host, changed_since)
 
+    def instances_sync_hosts(self, ctxt, since_by_host):
+        """The sync replies of several hosts (see ConductorAPI)."""
+        return host_instances.sync_hosts(ctxt, self.cells.local(),
+                                         since_by_host)
+
     def _instance_db(self, ctxt, uuid):
         cell_uuid, database = self.cells.instance_cell(ctxt, uuid)
         return cell_uuid, database

@@ -89,8 +89,9 @@ class ConductorAPI(object):
       compute_node_save (optionally brief), compute_nodes_save,
       compute_nodes_get_by_host, compute_node_delete,
       instances_get_by_host (optionally changed_since),
-      instance_get, instance_update (optionally with an action event,
-      optionally brief), instance_updates, instance_destroy,
+      instances_sync_hosts, instance_get, instance_update (optionally
+      with an action event, optionally brief), instance_updates,
+      instance_destroy,
       instance_fault_create, action_event_start, action_event_finish,
       rebuild_instance (cast), image_snapshot_done and
       image_snapshot_abandoned (record calls); migrate_server (call),
@@ -391,6 +392,18 @@ class ConductorAPI(object):
         """
         return self._records().call(ctxt, 'instances_get_by_host',
                                     host=host, changed_since=changed_since)
+
+    def instances_sync_hosts(self, ctxt, since_by_host):
+        """:meth:`instances_get_by_host` with ``changed_since`` for several
+        hosts at once, in one transaction (an agent serving many hosts
+        pays one call per periodic update, not one per host).
+
+        :param since_by_host: {host: ISO 8601 time (UTC; :data:`SINCE_EVER`
+            for all)}.
+        :returns: {host: the sync reply of ``instances_get_by_host``}.
+        """
+        return self._records().call(ctxt, 'instances_sync_hosts',
+                                    since_by_host=dict(since_by_host))
 
     def migration_get(self, ctxt, instance_uuid, migration_uuid):
         """The Migration primitive of a move of ``instance_uuid``.

@@ -166,13 +166,18 @@ class FakeConductor(object):
 
     def instances_get_by_host(self, ctxt, host, changed_since=None):
         self._log('instances_get_by_host')
-        with self.lock:
-            as_of = _now()
-            live = [copy.deepcopy(i) for i in self.instances.values()
-                    if i['host'] == host]
+        as_of, live = self._live_on(host)
         if changed_since is None:
             return live
         self._log('instances_get_by_host(changed_since)')
+        return self._sync_reply(host, live, as_of, changed_since)
+
+    def _live_on(self, host):
+        with self.lock:
+            return _now(), [copy.deepcopy(i) for i in self.instances.values()
+                            if i['host'] == host]
+
+    def _sync_reply(self, host, live, as_of, changed_since):
         since = _parse(changed_since)
         with self.lock:
             moves = [copy.deepcopy(m) for m in self.migrations.values()
@@ -189,6 +194,14 @@ class FakeConductor(object):
                 'uuids': [i['uuid'] for i in live], 'as_of': as_of,
                 'migrations': moves, 'moving': moving,
                 'accepted': accepted}
+
+    def instances_sync_hosts(self, ctxt, since_by_host):
+        self._log('instances_sync_hosts')
+        replies = {}
+        for host, since in since_by_host.items():
+            as_of, live = self._live_on(host)
+            replies[host] = self._sync_reply(host, live, as_of, since)
+        return replies
 
     def add_migration(self, **values):
         """Record a migration (a Migration primitive's fields)."""

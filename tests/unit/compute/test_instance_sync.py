@@ -131,3 +131,30 @@ def test_usage_follows_what_others_did_between_updates(make_agent):
     assert (row['vcpus_used'], row['running_vms']) == (5, 2)
     sync = agent.tracker('cn').instances
     assert sync.fetches['incremental'] >= 2 and sync.fetches['full'] == 1
+
+
+def test_an_agent_of_many_hosts_reads_and_saves_them_together(make_agent):
+    """One instances_sync_hosts call and one compute_nodes_save per
+    update for every host of the agent, and usage still follows what
+    changed on each host.
+    """
+    agent = make_agent(fake_driver={'host_count': 3})
+    conductor = agent.conductor
+    hosts = sorted(agent.trackers)
+    first = conductor.add_instance(hosts[0], vcpus=1, created_at=DAY_AGO)
+    conductor.add_instance(hosts[2], vcpus=2, created_at=DAY_AGO)
+    agent.start()
+    agent.update_all()
+    del conductor.calls[:]
+    flavor = dict(first['flavor'], vcpus=3)
+    conductor.instance_update(CTXT, first['uuid'], {'flavor': flavor})
+    conductor.add_instance(hosts[1], vcpus=2)
+    result = agent.update_all()
+    assert conductor.calls.count('instances_sync_hosts') == 1
+    assert 'instances_get_by_host' not in conductor.calls
+    assert 'compute_node_save' not in conductor.calls
+    assert conductor.calls.count('compute_nodes_save') == 1
+    assert result.records_saved == 2
+    used = {host: conductor.nodes[(host, host)]['vcpus_used']
+            for host in hosts}
+    assert used == {hosts[0]: 3, hosts[1]: 2, hosts[2]: 2}
