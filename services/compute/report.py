@@ -10,8 +10,14 @@ unchanged and whose providers' generations are what this client last saw
 costs no call at all beyond the one cheap generations read the caller
 makes per update (:meth:`read_generations`): any edit in placement, by an
 operator or an allocation, moves a generation, and only the providers
-whose generation moved are read again and, when they differ, rewritten
-(a manual inventory edit is overwritten, seed B10). Every write carries
+whose generation moved have their inventory read again and, when it
+differs, rewritten (a manual inventory edit is overwritten at the next
+update, seed B10). Their traits are read again every ``refresh``
+seconds (``[compute] resource_provider_association_refresh``, as Nova
+refreshes its cache) and before the agent writes them: an allocation
+moves a generation far more often than anyone edits traits, and an
+operator's own traits are kept either way; a managed trait an operator
+removed comes back at the next refresh. Every write carries
 the provider generation; a 409 from a concurrent change is retried on a
 fresh read (:func:`common.placement.client.retry_conflicts`).
 
@@ -161,13 +167,21 @@ class ReportClient(object):
         return result
 
     def _read_provider(self, ctxt, uuid):
+        record = self._read_inventory(ctxt, uuid)
+        record.update(self._read_traits(ctxt, uuid))
+        return record
+
+    def _read_inventory(self, ctxt, uuid):
         inv = self._check(self._placement.get_inventories(
             ctxt, uuid, version=VERSION), 200)
+        return {'generation': inv['resource_provider_generation'],
+                'inventory': inv['inventories']}
+
+    def _read_traits(self, ctxt, uuid):
         traits = self._check(self._placement.get_provider_traits(
             ctxt, uuid, version=VERSION), 200)
         return {'generation': traits['resource_provider_generation'],
-                'inventory': inv['inventories'],
-                'traits': set(traits['traits'])}
+                'traits': set(traits['traits']), 'traits_read': True}
 
     def provider_allocations(self, ctxt, uuid):
         """{consumer uuid: {resource class: amount}} on one provider."""
@@ -301,8 +315,13 @@ class ReportClient(object):
             return resp
         return self._retry(attempt, 'the inventory of provider %s' % uuid)
 
-    def _put_traits(self, ctxt, uuid, record, wanted):
+    def _put_traits(self, ctxt, provider, record):
+        uuid = provider.uuid
+
         def attempt():
+            wanted = _wanted_traits(record, provider)
+            if wanted == record['traits']:
+                return True
             resp = self._placement.put_provider_traits(
                 ctxt, uuid, record['generation'], sorted(wanted),
                 version=VERSION)
@@ -373,9 +392,15 @@ class ReportClient(object):
                           'inventory': {}, 'traits': set()}
             elif self._move(ctxt, provider, seen[provider.uuid]):
                 record = self._read_provider(ctxt, provider.uuid)
-            elif old and old['generation'] == seen[provider.uuid][
-                    'generation'] and not self._refresh_due(state):
-                record = dict(old)
+            elif old and not self._refresh_due(state):
+                moved = old['generation'] != seen[provider.uuid]['generation']
+                record = dict(old, traits_read=not moved)
+                if moved:
+                    # NOTE: most often an allocation moved it; the
+                    # inventory is read again (an operator's edit is
+                    # undone), the traits only when they are to be
+                    # written (see _apply) or the refresh is due.
+                    record.update(self._read_inventory(ctxt, provider.uuid))
             else:
                 record = self._read_provider(ctxt, provider.uuid)
             complete &= self._apply(ctxt, provider, record)
@@ -414,11 +439,23 @@ class ReportClient(object):
                           provider.initial_ratios)
         if wanted != record['inventory']:
             ok &= self._put_inventory(ctxt, provider.uuid, record, wanted)
-        traits = {t for t in record['traits']
-                  if not provider_tree.is_managed(t)} | set(provider.traits)
-        if traits != record['traits']:
-            ok &= self._put_traits(ctxt, provider.uuid, record, traits)
+        if _wanted_traits(record, provider) != record['traits']:
+            if not record.get('traits_read', True):
+                # NOTE: an operator's own traits, added since they were
+                # last read, are kept: the write starts from placement's.
+                record.update(self._read_traits(ctxt, provider.uuid))
+            ok &= self._put_traits(ctxt, provider, record)
+        record.pop('traits_read', None)
         return ok
+
+
+def _wanted_traits(record, provider):
+    """The traits ``provider`` should have: the agent's own, and every
+    trait of ``record`` (what placement held) that the agent does not
+    manage (an operator's, e.g. ``CUSTOM_VGPU_PLACEMENT``).
+    """
+    return {t for t in record['traits']
+            if not provider_tree.is_managed(t)} | set(provider.traits)
 
 
 _RATIO_CLASSES = {'VCPU': 'cpu', 'MEMORY_MB': 'ram', 'DISK_GB': 'disk'}

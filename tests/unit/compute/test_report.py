@@ -127,6 +127,66 @@ def test_operator_custom_traits_are_kept(client, placement):
     assert 'HW_CPU_X86_AVX' not in resp.content.decode()
 
 
+def _allocate(placement, rp, vcpus=1):
+    _call(placement, 'PUT', '/allocations/%s' % uuid.uuid4(), {
+        'allocations': {rp: {'resources': {'VCPU': vcpus}}},
+        'consumer_generation': None, 'project_id': 'p', 'user_id': 'u',
+        'consumer_type': 'INSTANCE'})
+
+
+def _traits(placement, rp):
+    _s, resp = _call(placement, 'GET', '/resource_providers/%s/traits' % rp)
+    return set(json.loads(resp.content)['traits'])
+
+
+def test_allocation_moved_generation_reads_only_the_inventory(
+        conf, placement):
+    """A generation moved by an allocation costs one inventory read; the
+    traits are read again when the refresh is due, and a managed trait
+    an operator removed comes back then.
+    """
+    now = [0.0]
+    client = report.ReportClient(
+        placement_client.PlacementClient(conf.conf, adapter=placement),
+        refresh=300, clock=lambda: now[0])
+    root = str(uuid.uuid4())
+    client.sync_tree(CTXT, root, _tree(root, gpu=False))
+    gen = _seen(client, root)[root]['generation']
+    _call(placement, 'PUT', '/resource_providers/%s/traits' % root, {
+        'resource_provider_generation': gen, 'traits': []})
+    _allocate(placement, root)
+    before = len(placement.requests)
+    assert not client.sync_tree(CTXT, root, _tree(root, gpu=False),
+                                _seen(client, root))
+    assert placement.requests[before + 1:] == [
+        ('GET', '/resource_providers/%s/inventories' % root)]
+    assert _traits(placement, root) == set()
+    now[0] = 301.0
+    assert client.sync_tree(CTXT, root, _tree(root, gpu=False),
+                            _seen(client, root))
+    assert _traits(placement, root) == {'COMPUTE_NODE'}
+
+
+def test_traits_written_after_an_allocation_keep_the_operators(
+        client, placement):
+    """Traits not read since the generation moved are read before the
+    agent writes its own: a trait an operator added meanwhile stays.
+    """
+    root = str(uuid.uuid4())
+    client.sync_tree(CTXT, root, _tree(root, gpu=False))
+    _call(placement, 'PUT', '/traits/CUSTOM_RACK_7')
+    gen = _seen(client, root)[root]['generation']
+    _call(placement, 'PUT', '/resource_providers/%s/traits' % root, {
+        'resource_provider_generation': gen,
+        'traits': ['COMPUTE_NODE', 'CUSTOM_RACK_7']})
+    _allocate(placement, root)
+    client.sync_tree(CTXT, root, _tree(root, gpu=False,
+                                       traits=['HW_CPU_X86_AVX']),
+                     _seen(client, root))
+    assert _traits(placement, root) == {'COMPUTE_NODE', 'CUSTOM_RACK_7',
+                                        'HW_CPU_X86_AVX'}
+
+
 def test_children_that_are_not_wanted_are_deleted(client, placement):
     root = str(uuid.uuid4())
     client.sync_tree(CTXT, root, _tree(root))
