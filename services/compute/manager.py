@@ -128,10 +128,15 @@ class ComputeManager(manager.Manager):
         resize.FinishResize(self.agent, ctxt, self._served(host),
                             instance_uuid, migration_uuid).run()
 
-    def confirm_resize(self, ctxt, instance_uuid, migration_uuid, host):
-        """Remove a confirmed move's old guest (source)."""
+    def confirm_resize(self, ctxt, instance_uuid, migration_uuid, host,
+                       instance, migration):
+        """Remove a confirmed move's old guest (source).
+
+        :param instance, migration: their primitives as the conductor read
+            them when it confirmed.
+        """
         resize.ConfirmResize(self.agent, ctxt, self._served(host),
-                             instance_uuid, migration_uuid).run()
+                             instance, migration).run()
 
     def revert_resize(self, ctxt, instance_uuid, migration_uuid, host,
                       reason=None):

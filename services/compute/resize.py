@@ -424,9 +424,22 @@ class FinishResize(_Step):
 
 
 class ConfirmResize(_Step):
-    """Step 4, on the source."""
+    """Step 4, on the source.
+
+    The conductor sends the instance and migration it read when it
+    confirmed (the migration ``confirming``, the task None): the step
+    reads nothing, and its one write is guarded by both.
+    """
 
     event = 'compute_confirm_resize'
+
+    def __init__(self, agent, ctxt, host, instance, migration):
+        super().__init__(agent, ctxt, host, instance['uuid'],
+                         migration['uuid'])
+        self.sent = instance, migration
+
+    def _load(self):
+        self.instance, self.migration = self.sent
 
     def _run(self):
         migration = migration_obj.Migration.from_primitive(self.migration)
@@ -440,7 +453,8 @@ class ConfirmResize(_Step):
                 {'vm_state': vm_state, 'power_state': power_state,
                  'task_state': None, 'migration_context': None,
                  'system_metadata': _without_old_vm_state(self.instance)},
-                [None], brief=not self.notifier.enabled)
+                [None], events=[self._event('start')],
+                brief=not self.notifier.enabled)
         self.agent.tracker(self.host).release(self.migration_uuid)
         self._refresh(self.migration['source_node'])
         LOG.info('Confirmed the move of %s off %s', self.uuid, self.host)

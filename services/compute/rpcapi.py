@@ -147,10 +147,16 @@ class ComputeAPI(object):
         self._move_cast(ctxt, 'finish_resize', host, instance_uuid,
                         migration_uuid)
 
-    def confirm_resize(self, ctxt, host, instance_uuid, migration_uuid):
-        """Remove the confirmed move's old guest on the source (cast)."""
-        self._move_cast(ctxt, 'confirm_resize', host, instance_uuid,
-                        migration_uuid)
+    def confirm_resize(self, ctxt, host, instance, migration):
+        """Remove the confirmed move's old guest on the source (cast).
+
+        :param instance, migration: the Instance and Migration (or
+            primitives) as the conductor read them when it confirmed.
+        """
+        instance, migration = _primitive(instance), _primitive(migration)
+        self._move_cast(ctxt, 'confirm_resize', host, instance['uuid'],
+                        migration['uuid'], instance=instance,
+                        migration=migration)
 
     def revert_resize(self, ctxt, host, instance_uuid, migration_uuid,
                       reason=None):

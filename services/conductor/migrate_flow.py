@@ -394,7 +394,7 @@ def confirm_resize(conductor, ctxt, instance_uuid, migration_uuid):
             LOG.exception('Could not save the request spec of %s with its '
                           'new flavor', instance_uuid)
     move.compute().confirm_resize(ctxt, move.migration.source_compute,
-                                  instance_uuid, migration_uuid)
+                                  move.instance, move.migration)
     LOG.info('Cast confirm_resize of %s to %s', instance_uuid,
              move.migration.source_compute)
 

@@ -82,6 +82,17 @@ def _run_to_verify(agent, manager, instance, migration):
     return agent.conductor.instance_get(None, instance['uuid'])
 
 
+def _confirm(agent, manager, instance_uuid, migration):
+    """The conductor's confirm: the migration confirming, then the cast
+    with the instance and migration as it read them.
+    """
+    agent.conductor.migrations[migration]['status'] = 'confirming'
+    manager.confirm_resize(
+        _ctxt(), instance_uuid, migration, host=SRC,
+        instance=agent.conductor.instance_get(None, instance_uuid),
+        migration=dict(agent.conductor.migrations[migration]))
+
+
 def _used(agent, host):
     agent.update_all()
     return agent.conductor.nodes[(host, host)]['vcpus_used']
@@ -106,8 +117,7 @@ def test_a_resize_runs_to_verify_resize_then_confirm(move):
     assert inst.status_from_state(row['vm_state']) == 'VERIFY_RESIZE'
     assert agent.conductor.migrations[migration]['status'] == 'finished'
     assert (_used(agent, SRC), _used(agent, DST)) == (1, 2)
-    agent.conductor.migrations[migration]['status'] = 'confirming'
-    manager.confirm_resize(_ctxt(), instance['uuid'], migration, host=SRC)
+    _confirm(agent, manager, instance['uuid'], migration)
     row = agent.conductor.instance_get(None, instance['uuid'])
     assert (row['vm_state'], row['migration_context']) == (inst.ACTIVE,
                                                            None)
@@ -144,8 +154,7 @@ def test_a_stopped_server_stays_stopped(move):
     row = _run_to_verify(agent, manager, instance, migration)
     assert row['power_state'] == inst.SHUTDOWN
     assert agent.driver.get_info(DST, instance['uuid']) == inst.SHUTDOWN
-    agent.conductor.migrations[migration]['status'] = 'confirming'
-    manager.confirm_resize(_ctxt(), instance['uuid'], migration, host=SRC)
+    _confirm(agent, manager, instance['uuid'], migration)
     row = agent.conductor.instance_get(None, instance['uuid'])
     assert row['vm_state'] == inst.STOPPED
 
@@ -345,21 +354,26 @@ def test_notifications_show_each_step_and_cost_no_reads_when_off(
                                 host=SRC)
         manager.finish_resize(_ctxt(), instance['uuid'], migration,
                               host=DST)
-        agent.conductor.migrations[migration]['status'] = 'confirming'
-        manager.confirm_resize(_ctxt(), instance['uuid'], migration,
-                               host=SRC)
-        return [c for c in agent.conductor.calls if c.startswith(
+        calls = [c for c in agent.conductor.calls if c.startswith(
             ('instance', 'move'))]
-    assert steps(*move()[:4]) == ['move_update'] * 5 + [
-        'move_get', 'move_update']
+        primitives = (
+            agent.conductor.instance_get(None, instance['uuid']),
+            dict(agent.conductor.migrations[migration], status='confirming'))
+        agent.conductor.migrations[migration]['status'] = 'confirming'
+        del agent.conductor.calls[:]
+        manager.confirm_resize(_ctxt(), instance['uuid'], migration,
+                               host=SRC, instance=primitives[0],
+                               migration=primitives[1])
+        return calls + [c for c in agent.conductor.calls if c.startswith(
+            ('instance', 'move'))]
+    assert steps(*move()[:4]) == ['move_update'] * 6
 
     agent, manager, instance, migration, _casts = move()
     sent = _Sent()
     for host in (SRC, DST):
         monkeypatch.setattr(notifier_mod.for_host(host), '_notifier', sent)
     assert steps(agent, manager, instance, migration) == [
-        'move_update', 'move_update', 'instance_get'] + ['move_update'] * 3 + [
-        'move_get', 'move_update']
+        'move_update', 'move_update', 'instance_get'] + ['move_update'] * 4
     shown = [(event, data['state'], data['task_state'], data['host'])
              for event, data in sent.sent]
     assert shown == [
