@@ -37,11 +37,12 @@ def _not_found(uuid):
     return errors.NotFound('Instance %s could not be found.' % uuid)
 
 
-def find(ctxt, uuid, read_deleted=False):
+def find(ctxt, uuid, read_deleted=False, fault=True):
     """(Instance, CellMapping or None for a build request) of a server.
 
     :param read_deleted: also find a deleted server (its mapping and row
         stay until archived).
+    :param fault: read its latest fault too (what a view of it shows).
     :raises errors.NotFound: no such (live) server.
     :raises down_cells.CellDown: its cell database does not answer.
     """
@@ -65,7 +66,7 @@ def find(ctxt, uuid, read_deleted=False):
     try:
         instance = instance_records.get_instance(
             ctxt, cell_hosts.database(cell), uuid,
-            read_deleted=read_deleted)
+            read_deleted=read_deleted, fault=fault)
     except exception.InstanceNotFound:
         raise _not_found(uuid)
     except Exception as exc:

@@ -19,13 +19,16 @@ from services.api import util
 ANY = None
 
 
-def find(req, rule):
+def find(req, rule, fault=False):
     """(instance, cell) of the URL's server if ``rule`` allows the caller.
 
+    :param fault: read the server's latest fault too: only an action that
+        answers with a view of the server shows it (an action's checks
+        never read it).
     :raises errors.NotFound: no such server, or not the caller's.
     :raises errors.Forbidden: the policy denies it.
     """
-    return servers.find_authorized(req, rule)
+    return servers.find_authorized(req, rule, fault=fault)
 
 
 def check_locked(ctxt, instance):

@@ -237,7 +237,7 @@ def rebuild(req, value):
     util.validate({'rebuild': value}, _schema(req))
     data = value
     _refuse_unsupported(data)
-    instance, cell = checks.find(req, POLICY)
+    instance, cell = checks.find(req, POLICY, fault=True)
     ctxt = util.context(req)
     conf = util.conf(req)
     checks.check_locked(ctxt, instance)

@@ -225,10 +225,11 @@ def list_servers_detail(req):
     return _list(req, 'os_compute_api:servers:detail', detail=True)
 
 
-def find_authorized(req, action, read_deleted=False):
+def find_authorized(req, action, read_deleted=False, fault=True):
     """(Instance, cell) of ``server_id`` if the caller may ``action`` it.
 
-    ``read_deleted`` also finds a deleted server.
+    ``read_deleted`` also finds a deleted server; ``fault`` reads its
+    latest fault (for a view of it).
 
     NOTE: as Nova, whose database reads are limited to the caller's
     project unless the caller is an admin: another project's server is
@@ -241,7 +242,8 @@ def find_authorized(req, action, read_deleted=False):
     ctx = util.context(req)
     server_id = req.urlvars['server_id']
     instance, cell = server_lookup.find(ctx, server_id,
-                                        read_deleted=read_deleted)
+                                        read_deleted=read_deleted,
+                                        fault=fault)
     if not ctx.is_admin and instance.project_id != ctx.project_id:
         raise errors.NotFound('Instance %s could not be found.' % server_id)
     policies.authorize(req, action, {'project_id': instance.project_id,
