@@ -91,8 +91,8 @@ def list_for_resource_provider(req):
     """GET /resource_providers/{uuid}/allocations"""
     policies.authorize(req, 'placement:resource_providers:allocations:list')
     ctx = util.context(req)
-    provider = rp_obj.get_or_404(ctx, _uuid_or_raw(req.urlvars['uuid']))
-    rows = allocation_obj.get_for_provider(ctx, provider['id'])
+    provider, rows = rp_obj.read_with(ctx, _uuid_or_raw(req.urlvars['uuid']),
+                                      allocation_obj.get_for_provider)
     allocations = {}
     for row in rows:
         entry = allocations.setdefault(row['consumer_id'], {'resources': {}})

@@ -40,8 +40,12 @@ def _check_capacity(req, provider, rc_name, record, action):
             % (action, provider['uuid'], rc_name, provider['uuid'], problem))
 
 
-def _inventories_response(req, provider, status=200):
-    records, newest = inv_obj.get_all(util.context(req), provider['id'])
+def _inventories_response(req, provider, status=200, read=None):
+    """:param read: (records, newest) of ``inv_obj.get_all`` if read
+    already.
+    """
+    records, newest = read or inv_obj.get_all(util.context(req),
+                                              provider['id'])
     data = {'resource_provider_generation': provider['generation'],
             'inventories': records}
     return util.json_response(req, data, status=status, last_modified=newest)
@@ -53,8 +57,9 @@ def get_inventories(req):
     :raises errors.NotFound: no such provider.
     """
     policies.authorize(req, 'placement:resource_providers:inventories:list')
-    provider = rp_obj.get_or_404(util.context(req), req.urlvars['uuid'])
-    return _inventories_response(req, provider)
+    provider, read = rp_obj.read_with(util.context(req), req.urlvars['uuid'],
+                                      inv_obj.get_all)
+    return _inventories_response(req, provider, read=read)
 
 
 def create_inventory(req):

@@ -147,8 +147,8 @@ def list_traits_for_resource_provider(req):
     util.require_version(req, MIN_VERSION)
     policies.authorize(req, 'placement:resource_providers:traits:list')
     ctx = util.context(req)
-    provider = rp_obj.get_or_404(ctx, req.urlvars['uuid'])
-    traits = trait_obj.get_for_provider(ctx, provider['id'])
+    provider, traits = rp_obj.read_with(ctx, req.urlvars['uuid'],
+                                        trait_obj.get_for_provider)
     return _provider_traits_response(req, provider, traits)
 
 

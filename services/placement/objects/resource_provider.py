@@ -54,6 +54,18 @@ def get_or_404(ctx, uuid):
     return provider
 
 
+@placement_db.reader
+def read_with(ctx, uuid, read):
+    """(the provider ``uuid``, ``read(ctx, its id)``), read in one
+    transaction: the generation answered with the data is the one the
+    data was read at, and a GET costs one transaction, not two.
+
+    :raises errors.NotFound: as :func:`get_or_404`.
+    """
+    provider = get_or_404(ctx, uuid)
+    return provider, read(ctx, provider['id'])
+
+
 class ConcurrentUpdate(errors.Conflict):
     """The provider's generation moved on: the caller must re-read."""
 
