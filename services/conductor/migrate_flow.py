@@ -107,6 +107,19 @@ class _Move(object):
         instance.cell_uuid = cell_uuid
         return cls(conductor, ctxt, instance, cell_uuid, database, migration)
 
+    @classmethod
+    def sent(cls, conductor, ctxt, instance, migration):
+        """The move of an Instance and Migration primitive a caller read
+        (nothing is read here; a server deleted since is found by the
+        compute step's guarded write).
+        """
+        instance = instance_obj.Instance.from_primitive(instance)
+        cell_uuid, database = conductor.cells.instance_cell(
+            ctxt, instance.uuid, hint=instance.cell_uuid)
+        instance.cell_uuid = cell_uuid
+        return cls(conductor, ctxt, instance, cell_uuid, database,
+                   migration_obj.Migration.from_primitive(migration))
+
     @property
     def kind(self):
         """The decision record's kind of placement."""
@@ -377,11 +390,18 @@ def _saved_spec(move):
     return spec
 
 
-def confirm_resize(conductor, ctxt, instance_uuid, migration_uuid):
+def confirm_resize(conductor, ctxt, instance_uuid, migration_uuid,
+                   instance=None, migration=None):
     """Drop the source's allocation, keep the new flavor in the stored
     spec, and have the source compute remove the old guest.
+
+    :param instance, migration: primitives the caller (the API) read and
+        claimed; None reads them here.
     """
-    move = _Move.load(conductor, ctxt, instance_uuid, migration_uuid)
+    if instance is not None and migration is not None:
+        move = _Move.sent(conductor, ctxt, instance, migration)
+    else:
+        move = _Move.load(conductor, ctxt, instance_uuid, migration_uuid)
     if move is None:
         return
     move_allocations.drop_migration(conductor.placement, ctxt,

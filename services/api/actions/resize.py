@@ -294,9 +294,15 @@ def _end_resize(req, value, key, policy, method, status, values, rpc,
     checks.check_state(instance, key, (inst.RESIZED,))
     migration = _finished_migration(ctxt, cell, instance)
     _begin_end(req, instance, cell, key, migration, status, values)
+    sent = {}
+    if rpc == 'confirm_resize':
+        # NOTE: as claimed: the conductor need not read them again.
+        migration.status = status
+        sent = {'instance': instance, 'migration': migration}
     try:
         getattr(boot.conductor_api(), rpc)(
-            ctxt, instance_uuid=instance.uuid, migration_uuid=migration.uuid)
+            ctxt, instance_uuid=instance.uuid, migration_uuid=migration.uuid,
+            **sent)
     except Exception as exc:
         _unclaim(ctxt, cell, instance, migration, status,
                  {'task_state': None} if values else {})

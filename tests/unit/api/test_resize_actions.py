@@ -171,8 +171,14 @@ def test_confirm_needs_verify_resize_and_a_finished_migration(world):
                                token=MEMBER)
     assert status == 204, body
     assert _migration_status(world, migration) == 'confirming'
-    assert world.conductor.confirms == [
-        {'instance_uuid': resized, 'migration_uuid': migration}]
+    [confirm] = world.conductor.confirms
+    assert (confirm['instance_uuid'], confirm['migration_uuid']) == (
+        resized, migration)
+    # NOTE: the conductor gets them as claimed, and need not read them.
+    assert (confirm['instance'].uuid, confirm['instance'].vm_state) == (
+        resized, 'resized')
+    assert (confirm['migration'].uuid, confirm['migration'].status) == (
+        migration, 'confirming')
     # NOTE: the second confirm finds no finished migration.
     status, body, _r = _action(world, resized, {'confirmResize': None})
     assert status == 400

@@ -182,6 +182,27 @@ def test_confirm_drops_the_source_and_keeps_the_new_flavor(world):
     assert stored.flavor.flavorid == 'big'
 
 
+def test_a_confirm_sent_what_the_api_claimed_reads_nothing(world,
+                                                           monkeypatch):
+    uuid, cast = _moved(world)
+    instance = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
+    migration = migration_records.get_migration(
+        fx.ctxt(), world.cell1, cast['migration_uuid'])
+    migration.status = 'confirming'
+
+    def no_read(*args, **kwargs):
+        raise AssertionError('the move was read again')
+    monkeypatch.setattr(migrate_flow.move_records, 'get_move', no_read)
+    migrate_flow.confirm_resize(world.manager, fx.ctxt(), uuid,
+                                migration.uuid, instance.to_primitive(),
+                                migration.to_primitive())
+    assert _held(world, migration.uuid) == {}
+    [done] = world.compute.moves
+    assert (done['method'], done['host'], done['instance_uuid'],
+            done['migration_status']) == ('confirm_resize', 'h1', uuid,
+                                          'confirming')
+
+
 def test_revert_gives_the_source_back_and_casts_the_destination(world):
     uuid, cast = _moved(world)
     source = _held(world, cast['migration_uuid'])
