@@ -220,13 +220,18 @@ class ComputeAgent(object):
             LOG.error('Reading resource providers failed: %s', exc)
         self._refresh_services(ctxt)
         many = len(self.trackers) > 1
-        synced = (instance_sync.sync_many(
-            self.conductor, ctxt,
-            [t.instances for t in self.trackers.values()])
-            if many else {})
+        read_at, synced = {}, {}
+        if many:
+            # NOTE: taken before the read: a claim made after it is not
+            # the read's to judge (see ResourceTracker.update).
+            read_at = {t.host: t.clock() for t in self.trackers.values()}
+            synced = instance_sync.sync_many(
+                self.conductor, ctxt,
+                [t.instances for t in self.trackers.values()])
         futures = [self._pool.submit(self._update_host, ctxt, tracker, seen,
-                                     result.placement_ok,
-                                     synced.get(tracker.host), many)
+                                     result.placement_ok, many,
+                                     synced.get(tracker.host),
+                                     read_at.get(tracker.host))
                    for tracker in self.trackers.values()]
         failures = []
         unsaved = []
@@ -254,12 +259,13 @@ class ComputeAgent(object):
                   result.nodes, result.seconds, result)
         return result
 
-    def _update_host(self, ctxt, tracker, seen, placement_ok, synced=None,
-                     defer_saves=False):
+    def _update_host(self, ctxt, tracker, seen, placement_ok,
+                     defer_saves=False, synced=None, read_at=None):
         """The host's update results, or the exception that stopped it."""
         try:
             return tracker.update(ctxt, seen, placement=placement_ok,
-                                  synced=synced, defer_saves=defer_saves)
+                                  synced=synced, defer_saves=defer_saves,
+                                  started=read_at)
         except Exception as exc:
             if not isinstance(exc, _EXPECTED_FAILURES):
                 LOG.exception('Error updating resources of host %s',

@@ -158,7 +158,7 @@ class ResourceTracker(object):
     # ------------------------------------------------------------ updates
 
     def update(self, ctxt, seen_by_root=None, placement=True,
-               synced=None, defer_saves=False):
+               synced=None, defer_saves=False, started=None):
         """One periodic update of every node of the host.
 
         :param seen_by_root: the agent's generations read ({root uuid:
@@ -166,13 +166,16 @@ class ResourceTracker(object):
         :param placement: False skips placement (it is known down).
         :param synced: the conductor's instance sync reply for this host,
             read by the agent for many hosts at once; None reads it here.
+        :param started: this tracker's :attr:`clock` before ``synced`` was
+            read (claims made since then are not judged by it).
         :param defer_saves: leave the records of nodes already known to
             the caller, which saves them for many hosts at once
             (``'saved'`` is None for those).
         :returns: {node name: {'saved': bool or None, 'wrote': bool,
             'removed': [consumers]}}.
         """
-        started = self.clock()
+        if synced is None or started is None:
+            started = self.clock()
         instances = self.instances.fetch(ctxt, prefetched=synced)
         migrations, moving = self.instances.moves
         # NOTE: an accepted migration's claim (a live migration's

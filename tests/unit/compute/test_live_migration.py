@@ -395,3 +395,23 @@ def test_progress_is_recorded_every_few_seconds_and_last_with_the_end(
     total = migration['memory_total']
     assert processed == [(None, total // 2), ('completed', total)]
     assert migration['memory_processed'] == total
+
+
+def test_a_claim_made_after_the_updates_read_is_kept(agent, placement,
+                                                     monkeypatch):
+    """A destination's pre-check between the periodic update's read of
+    every host's instances and that host's own update: the read could
+    not see the migration, so it must not drop the claim.
+    """
+    from services.compute import instance_sync
+    inst, spec = _build(agent, placement, 'cn0')
+    read = instance_sync.sync_many
+    checked = {}
+
+    def read_then_check(conductor, ctxt, copies, **kwargs):
+        replies = read(conductor, ctxt, copies, **kwargs)
+        checked['migration'], _data = _start(agent, placement, inst, spec)
+        return replies
+    monkeypatch.setattr(instance_sync, 'sync_many', read_then_check)
+    agent.update_all(CTXT)
+    assert agent.tracker('cn1').holds_claim(checked['migration']['uuid'])
