@@ -133,7 +133,8 @@ def rebuild_instance(conductor, ctxt, request):
     uuid = request.instance_uuid
     try:
         cell_uuid, database = conductor.cells.instance_cell(ctxt, uuid)
-        instance = instance_records.get_instance(ctxt, database, uuid)
+        instance = instance_records.get_instance(ctxt, database, uuid,
+                                                 fault=False)
     except exception.InstanceNotFound:
         LOG.info('Instance %s was deleted before its rebuild', uuid)
         return

@@ -68,7 +68,8 @@ def unshelve_instance(conductor, ctxt, request):
     uuid = request.instance_uuid
     try:
         cell_uuid, database = conductor.cells.instance_cell(ctxt, uuid)
-        instance = instance_records.get_instance(ctxt, database, uuid)
+        instance = instance_records.get_instance(ctxt, database, uuid,
+                                                 fault=False)
     except exception.InstanceNotFound:
         LOG.info('Instance %s was deleted before its unshelve', uuid)
         return None
