@@ -23,8 +23,10 @@ asks the conductor only what changed:
 
 An agent serving many hosts (simulated ones) reads every host's reply of
 a periodic update with one conductor call per :data:`SYNC_BATCH` hosts
-(:func:`sync_many`), not one per host: a thousand calls a minute was most
-of what an idle thousand-host agent cost its conductor.
+(fewer where full reads of busy hosts would make a large reply,
+:data:`SYNC_BATCH_ROWS`; :func:`sync_many`), not one per host: a thousand
+calls a minute was most of what an idle thousand-host agent cost its
+conductor.
 """
 
 import datetime
@@ -47,9 +49,12 @@ OVERLAP = datetime.timedelta(seconds=30)
 # update; 11 minutes at the default 60 s interval): repairs a copy gone
 # wrong through a clock jump beyond OVERLAP or a row written by hand.
 FULL_SYNC_EVERY = 10
-# NOTE: hosts per instances_sync_hosts call: a full sync of this many
-# busy hosts stays one reasonable message.
+# NOTE: hosts per instances_sync_hosts call, and the rows a call's full
+# syncs may be expected to return (each host's from its previous fetch):
+# a reply stays one reasonable message (a host of 500 servers is ~360 KB
+# on its own and goes alone).
 SYNC_BATCH = 100
+SYNC_BATCH_ROWS = 1000
 
 
 class HostInstances(object):
@@ -113,13 +118,16 @@ class HostInstances(object):
             self._advance(reply['as_of'], full)
             return list(self._rows.values())
 
-    def next_since(self):
-        """The ``changed_since`` the next fetch asks for (
-        :data:`~services.conductor.rpcapi.SINCE_EVER` when it is full).
+    def next_request(self):
+        """(the ``changed_since`` the next fetch asks for, the rows it is
+        expected to return): :data:`~services.conductor.rpcapi.SINCE_EVER`
+        and every row kept when it is full; an incremental one counts
+        one.
         """
         with self._lock:
-            return (conductor_rpcapi.SINCE_EVER if self._full_due() else
-                    self._since)
+            if self._full_due():
+                return conductor_rpcapi.SINCE_EVER, max(len(self._rows), 1)
+            return self._since, 1
 
     def _full_due(self):
         return (self._since is None or
@@ -158,24 +166,39 @@ class HostInstances(object):
         self._since = (since - self.overlap).isoformat()
 
 
-def sync_many(conductor, ctxt, copies, batch=SYNC_BATCH):
+def _batches(requests, batch, rows):
+    """The hosts of ``requests`` ({host: (since, expected rows)}) in
+    groups of at most ``batch`` hosts and, but for a group of one,
+    ``rows`` expected rows.
+    """
+    group, weight = {}, 0
+    for host in sorted(requests):
+        since, expected = requests[host]
+        if group and (len(group) >= batch or weight + expected > rows):
+            yield group
+            group, weight = {}, 0
+        group[host] = since
+        weight += expected
+    if group:
+        yield group
+
+
+def sync_many(conductor, ctxt, copies, batch=SYNC_BATCH,
+              rows=SYNC_BATCH_ROWS):
     """The conductor's sync replies for several hosts' copies, read
-    ``batch`` hosts per call: {host: reply}.
+    ``batch`` hosts (and about ``rows`` rows) per call: {host: reply}.
 
     A batch whose call fails is left out (and logged): those hosts fetch
     on their own.
 
     :param copies: the :class:`HostInstances` of the hosts.
     """
-    since_by_host = {kept.host: kept.next_since() for kept in copies}
-    hosts = sorted(since_by_host)
+    requests = {kept.host: kept.next_request() for kept in copies}
     replies = {}
-    for start in range(0, len(hosts), batch):
-        chunk = hosts[start:start + batch]
+    for group in _batches(requests, batch, rows):
         try:
-            replies.update(conductor.instances_sync_hosts(
-                ctxt, {host: since_by_host[host] for host in chunk}))
+            replies.update(conductor.instances_sync_hosts(ctxt, group))
         except Exception as exc:
             LOG.warning('Could not read the instances of %d hosts at once '
-                        '(each reads its own): %s', len(chunk), exc)
+                        '(each reads its own): %s', len(group), exc)
     return replies

@@ -22,12 +22,19 @@ class Unreachable(Exception):
 
 
 class CountingConductor(fakes.FakeConductor):
-    """The fake conductor, remembering each sync's ``changed_since``."""
+    """The fake conductor, remembering each sync's ``changed_since`` and
+    the hosts of each batched sync.
+    """
 
     def __init__(self):
         super().__init__()
         self.asked = []
+        self.synced_together = []
         self.fail = False
+
+    def instances_sync_hosts(self, ctxt, since_by_host):
+        self.synced_together.append(sorted(since_by_host))
+        return super().instances_sync_hosts(ctxt, since_by_host)
 
     def instances_get_by_host(self, ctxt, host, changed_since=None):
         self.asked.append(changed_since)
@@ -158,3 +165,24 @@ def test_an_agent_of_many_hosts_reads_and_saves_them_together(make_agent):
     used = {host: conductor.nodes[(host, host)]['vcpus_used']
             for host in hosts}
     assert used == {hosts[0]: 3, hosts[1]: 2, hosts[2]: 2}
+
+
+def test_full_syncs_of_busy_hosts_are_read_in_smaller_batches(conductor):
+    """A batch's full syncs are bounded by the rows each host returned
+    last time; incremental ones count one row each.
+    """
+    copies = []
+    for index, count in enumerate((3, 3, 5, 1)):
+        host = 'h%d' % index
+        for _ in range(count):
+            conductor.add_instance(host, vcpus=1, created_at=DAY_AGO)
+        kept = instance_sync.HostInstances(conductor, host,
+                                           full_sync_every=0)
+        kept.fetch(CTXT)
+        copies.append(kept)
+    replies = instance_sync.sync_many(conductor, CTXT, copies, batch=10,
+                                      rows=6)
+    assert sorted(replies) == ['h0', 'h1', 'h2', 'h3']
+    assert [len(replies[h]['uuids']) for h in sorted(replies)] == [
+        3, 3, 5, 1]
+    assert conductor.synced_together == [['h0', 'h1'], ['h2', 'h3']]
