@@ -65,6 +65,7 @@ class TreeState(object):
     :ivar complete: False when the last push could not apply everything
         (inventory in use, a child with allocations): the next update
         tries again even if nothing moved.
+    :ivar at: the client's clock at the tree's last full read.
     """
 
     def __init__(self, providers, desired, complete, at):
@@ -405,10 +406,14 @@ class ReportClient(object):
                 record = self._read_provider(ctxt, provider.uuid)
             complete &= self._apply(ctxt, provider, record)
             records[provider.uuid] = record
+        # NOTE: the refresh's time stays that of the last full read: a
+        # busy host syncs every update, and its traits must still be read
+        # again every ``refresh`` seconds.
+        refreshed = state is None or self._refresh_due(state)
         with self._lock:
             self._trees[root_uuid] = TreeState(
                 records, provider_tree.signature(desired), complete,
-                self.clock())
+                self.clock() if refreshed else state.at)
         return self._writes() > writes_before
 
     def _refresh_due(self, state):
