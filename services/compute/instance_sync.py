@@ -92,7 +92,7 @@ class HostInstances(object):
         must not change them.
 
         :param prefetched: the conductor's reply to the ``changed_since``
-            of :meth:`next_since`, read for several hosts at once
+            of :meth:`next_request`, read for several hosts at once
             (:func:`sync_many`); None reads it here.
         :raises: what the conductor call raises; the next fetch then
             starts from the same time again.
