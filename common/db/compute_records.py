@@ -48,7 +48,6 @@ _REQUIRED_DEFAULTS = {'vcpus': 0, 'memory_mb': 0, 'local_gb': 0,
                       'vcpus_used': 0, 'memory_mb_used': 0,
                       'local_gb_used': 0}
 _SERVICE_UPDATABLE = ('disabled', 'disabled_reason', 'forced_down')
-_CHUNK = 500
 
 
 def _record(row):
@@ -158,9 +157,9 @@ def _live_nodes(ctx, keys):
     """(host, nodename) -> (id, uuid) of the live nodes among ``keys``."""
     hosts = sorted({host for host, _node in keys})
     found = {}
-    for start in range(0, len(hosts), _CHUNK):
-        for row in ctx.session.execute(_LIVE_NODES_OF_HOSTS, {
-                'p_hosts': hosts[start:start + _CHUNK]}):
+    for chunk in db_api.chunks(hosts):
+        for row in ctx.session.execute(_LIVE_NODES_OF_HOSTS,
+                                       {'p_hosts': chunk}):
             found[(row.host, row.hypervisor_hostname)] = (row.id, row.uuid)
     return found
 
@@ -272,11 +271,10 @@ def list_compute_nodes(ctxt, database, host=None, uuids=None):
             query = query.where(_CN.c.host == host)
         if uuids is None:
             return [_record(r) for r in ctx.session.execute(query)]
-        wanted = list(uuids)
         found = []
-        for start in range(0, len(wanted), _CHUNK):
+        for chunk in db_api.chunks(uuids):
             found.extend(_record(r) for r in ctx.session.execute(
-                query.where(_CN.c.uuid.in_(wanted[start:start + _CHUNK]))))
+                query.where(_CN.c.uuid.in_(chunk))))
         return found
     return database.reader(fetch)(ctxt)
 
@@ -335,10 +333,9 @@ def mark_mapped(ctxt, database, ids):
 
     def update(ctx):
         changed = 0
-        for start in range(0, len(ids), _CHUNK):
+        for chunk in db_api.chunks(ids):
             changed += ctx.session.execute(_CN.update().where(
-                _CN.c.id.in_(ids[start:start + _CHUNK])).values(
-                    mapped=1)).rowcount
+                _CN.c.id.in_(chunk)).values(mapped=1)).rowcount
         return changed
     return db_api.write(database, update, ctxt) if ids else 0
 
@@ -468,8 +465,7 @@ def report_services(ctxt, database, hosts, binary):
     def report(ctx):
         now = timeutils.utcnow()
         found = set()
-        for start in range(0, len(hosts), _CHUNK):
-            chunk = hosts[start:start + _CHUNK]
+        for chunk in db_api.chunks(hosts):
             ctx.session.execute(_SV.update().where(
                 _SV.c.host.in_(chunk), _SV.c.binary == binary,
                 _SV.c.deleted == 0).values(

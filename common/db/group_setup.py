@@ -15,6 +15,7 @@ import logging
 
 import sqlalchemy as sa
 
+from common.db import api as db_api
 from common.db import api_tables
 from common.db import boot_records
 from common.db import cell_tables
@@ -27,7 +28,6 @@ _G = api_tables.instance_groups.c
 _P = api_tables.instance_group_policy.c
 _M = api_tables.instance_group_member.c
 _IN = cell_tables.instances.c
-_CHUNK = 500
 
 
 def group_uuid(spec):
@@ -63,9 +63,9 @@ def _load(ctx, uuid):
 
 def _hosts_in_cell(ctx, uuids):
     hosts = []
-    for start in range(0, len(uuids), _CHUNK):
+    for chunk in db_api.chunks(uuids):
         hosts.extend(ctx.session.execute(sa.select(_IN.host).where(
-            _IN.uuid.in_(uuids[start:start + _CHUNK]), _IN.deleted == 0,
+            _IN.uuid.in_(chunk), _IN.deleted == 0,
             _IN.host.is_not(None))).scalars())
     return hosts
 

@@ -37,7 +37,6 @@ LOG = logging.getLogger(__name__)
 _IN = cell_tables.instances
 _FA = cell_tables.instance_faults
 
-CHUNK = 500
 # NOTE: instance_faults.message is a VARCHAR(255).
 _MAX_MESSAGE = 255
 
@@ -137,8 +136,7 @@ def _fault(row):
 def _latest_faults(ctx, uuids):
     """uuid -> the newest fault dict of each instance that has one."""
     result = {}
-    for start in range(0, len(uuids), CHUNK):
-        chunk = uuids[start:start + CHUNK]
+    for chunk in db_api.chunks(uuids):
         rows = ctx.session.execute(sa.select(_FA).where(
             _FA.c.instance_uuid.in_(chunk), _FA.c.deleted == 0).order_by(
             _FA.c.instance_uuid, _FA.c.created_at.desc(), _FA.c.id.desc()))
@@ -254,10 +252,8 @@ def get_instances(ctxt, database, uuids, read_deleted=False):
     """uuid -> Instance (with latest fault) for those found."""
     def fetch(ctx):
         rows = []
-        wanted = list(uuids)
-        for start in range(0, len(wanted), CHUNK):
-            query = sa.select(_IN).where(
-                _IN.c.uuid.in_(wanted[start:start + CHUNK]))
+        for chunk in db_api.chunks(uuids):
+            query = sa.select(_IN).where(_IN.c.uuid.in_(chunk))
             if not read_deleted:
                 query = query.where(_IN.c.deleted == 0)
             rows.extend(ctx.session.execute(query))

@@ -12,13 +12,13 @@ to archive.
 
 import sqlalchemy as sa
 
+from common.db import api as db_api
 from common.db import cell_tables
 from common import exception
 
 MAX_TAGS = 50
 _TG = cell_tables.tags
 _IN = cell_tables.instances
-_CHUNK = 500
 
 
 class TooManyTags(exception.BerthException):
@@ -35,10 +35,9 @@ def insert_tags(ctx, uuid, tags):
 
 def delete_tags(ctx, uuids):
     """Remove every tag of ``uuids`` inside the caller's transaction."""
-    uuids = list(uuids)
-    for start in range(0, len(uuids), _CHUNK):
+    for chunk in db_api.chunks(uuids):
         ctx.session.execute(_TG.delete().where(
-            _TG.c.resource_id.in_(uuids[start:start + _CHUNK])))
+            _TG.c.resource_id.in_(chunk)))
 
 
 def _tags(ctx, uuid):
@@ -63,10 +62,9 @@ def tags_by_instance(ctxt, database, uuids):
     """
     def fetch(ctx):
         result = {uuid: [] for uuid in uuids}
-        wanted = list(result)
-        for start in range(0, len(wanted), _CHUNK):
+        for chunk in db_api.chunks(result):
             for row in ctx.session.execute(sa.select(_TG).where(
-                    _TG.c.resource_id.in_(wanted[start:start + _CHUNK]))):
+                    _TG.c.resource_id.in_(chunk))):
                 result[row.resource_id].append(row.tag)
         for tags in result.values():
             tags.sort()

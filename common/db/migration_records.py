@@ -355,10 +355,6 @@ def list_migrations(ctxt, database, filters=None, marker=None, limit=None,
     return database.reader(fetch)(ctxt)
 
 
-# NOTE: an IN list stays well under every backend's bound-parameter limit.
-_CHUNK = 500
-
-
 def get_migrations(ctxt, database, uuids):
     """{uuid: Migration} of those of ``uuids`` that are migrations here,
     whatever their status (the audits ask of placement consumers).
@@ -367,10 +363,9 @@ def get_migrations(ctxt, database, uuids):
 
     def fetch(ctx):
         found = {}
-        for start in range(0, len(uuids), _CHUNK):
+        for chunk in db_api.chunks(uuids):
             for row in ctx.session.execute(sa.select(_MI).where(
-                    _MI.c.deleted == 0,
-                    _MI.c.uuid.in_(uuids[start:start + _CHUNK]))):
+                    _MI.c.deleted == 0, _MI.c.uuid.in_(chunk))):
                 found[row.uuid] = migration_from_row(row)
         return found
     if not uuids:
