@@ -143,7 +143,7 @@ def test_stop_sends_what_is_queued_and_later_updates_go_alone():
         updater.update(None, 'a', {'task_state': 'spawning'})
         done.set()
     threading.Thread(target=queued).start()
-    assert waiting.wait_for(lambda: updater._queue, timeout=5)
+    assert waiting.wait_for(lambda: updater.calls.queued(), timeout=5)
     updater.stop()
     assert done.wait(5)
     updater.update(None, 'b', {'task_state': 'spawning'})
