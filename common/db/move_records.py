@@ -18,6 +18,7 @@ from common.db import action_records
 from common.db import api as db_api
 from common.db import instance_records
 from common.db import migration_records
+from common import exception
 
 
 def _check_events(action_events):
@@ -88,27 +89,116 @@ def update_move(ctxt, database, instance_uuid, migration_uuid,
     :raises common.exception.UnexpectedTaskStateError,
         common.exception.UnexpectedMigrationStatusError: a guard failed.
     """
-    events = _check_events(action_events)
-    migration_update = None
-    if migration_values:
-        migration_update = migration_records.prepare_update(
-            migration_uuid, migration_values, expected_status, brief=brief)
-    instance_update = None
-    if instance_values:
-        instance_update = instance_records.prepare_update(
-            instance_uuid, instance_values, expected_task_state)
+    step = _MoveUpdate(instance_uuid, migration_uuid,
+                       migration_values=migration_values,
+                       expected_status=expected_status,
+                       instance_values=instance_values,
+                       expected_task_state=expected_task_state,
+                       action_events=action_events, brief=brief)
 
     def update(ctx):
-        if migration_update is not None:
-            migration = migration_update(ctx)
-        else:
-            migration = migration_records.read_migration(ctx,
-                                                         migration_uuid)
-        if instance_update is not None:
-            instance_records.apply_or_raise(ctx, instance_update)
-        _record_events(ctx, instance_uuid, events)
-        if brief:
-            return None, migration
-        return instance_records.read_instance(ctx, instance_uuid,
-                                              fault=False), migration
+        # NOTE: a function of the context: the writer decorator takes a
+        # method's first argument for its self.
+        return step.apply(ctx)
     return db_api.write(database, update, ctxt)
+
+
+# NOTE: what one update of a batch may meet without failing the others.
+_MISSED = (exception.InstanceNotFound, exception.MigrationNotFound,
+           exception.UnexpectedTaskStateError,
+           exception.UnexpectedMigrationStatusError)
+
+
+def update_moves(ctxt, database, updates):
+    """Several :func:`update_move` in one transaction, each all or
+    nothing on its own.
+
+    :param updates: [{'instance_uuid', 'migration_uuid', and optionally
+        the keyword arguments of :func:`update_move`}].
+    :returns: one entry per update, in order: its (Instance, Migration)
+        as :func:`update_move` returns them, or the exception it met (not
+        raised): ``ValueError`` (checked before any write),
+        ``InstanceNotFound``, ``MigrationNotFound``,
+        ``UnexpectedTaskStateError`` or ``UnexpectedMigrationStatusError``.
+    """
+    results = [None] * len(updates)
+    valid = []
+    for index, update in enumerate(updates):
+        try:
+            valid.append((index, _MoveUpdate(**update)))
+        except (TypeError, ValueError) as exc:
+            results[index] = ValueError(str(exc))
+    # NOTE: rows are locked in instance order, so that two batches over
+    # the same moves cannot deadlock; a stable sort keeps one instance's
+    # updates in the order they came.
+    valid.sort(key=lambda item: item[1].instance_uuid)
+
+    def run(ctx):
+        outcomes = []
+        for _index, step in valid:
+            try:
+                outcomes.append(step.apply_alone(ctx))
+            except _MISSED as exc:
+                outcomes.append(exc)
+        return outcomes
+    if valid:
+        outcomes = db_api.write(database, run, ctxt)
+        for (index, _step), outcome in zip(valid, outcomes):
+            results[index] = outcome
+    return results
+
+
+class _MoveUpdate(object):
+    """One checked update of a move, to run in a write transaction."""
+
+    def __init__(self, instance_uuid, migration_uuid, migration_values=None,
+                 expected_status=None, instance_values=None,
+                 expected_task_state=None, action_events=(), brief=False):
+        self.instance_uuid = instance_uuid
+        self.migration_uuid = migration_uuid
+        self.brief = brief
+        self.events = _check_events(action_events)
+        self.migration_update = None
+        if migration_values:
+            self.migration_update = migration_records.prepare_update(
+                migration_uuid, migration_values, expected_status,
+                brief=brief)
+        self.instance_update = None
+        if instance_values:
+            self.instance_update = instance_records.prepare_update(
+                instance_uuid, instance_values, expected_task_state)
+
+    def apply(self, ctx):
+        """Run it; (Instance or None, Migration or None)."""
+        if self.migration_update is not None:
+            migration = self.migration_update(ctx)
+        else:
+            migration = migration_records.read_migration(
+                ctx, self.migration_uuid)
+        if self.instance_update is not None:
+            instance_records.apply_or_raise(ctx, self.instance_update)
+        _record_events(ctx, self.instance_uuid, self.events)
+        if self.brief:
+            return None, migration
+        return instance_records.read_instance(
+            ctx, self.instance_uuid, fault=False), migration
+
+    def apply_alone(self, ctx):
+        """:meth:`apply`, leaving nothing written when it raises, among
+        other updates of the same transaction.
+        """
+        if not self._fails_after_a_write():
+            return self.apply(ctx)
+        with ctx.session.begin_nested():
+            return self.apply(ctx)
+
+    def _fails_after_a_write(self):
+        """Whether :meth:`apply` may raise once it has written something:
+        a second guarded write, or the instance read after the
+        migration's write or after events alone. Otherwise what can fail
+        fails before any write, and it needs no savepoint.
+        """
+        if self.migration_update is not None:
+            return self.instance_update is not None or not self.brief
+        return (self.instance_update is None and bool(self.events) and
+                not self.brief)

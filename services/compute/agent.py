@@ -28,6 +28,7 @@ from services.compute import delete
 from services.compute import instance_sync
 from services.compute import instance_updater
 from services.compute import live_migration_queue
+from services.compute import move_updater
 from services.compute import record_saver
 from services.compute import report as report_mod
 from services.compute import resource_tracker
@@ -101,6 +102,8 @@ class ComputeAgent(object):
         self.records = record_saver.RecordSaver(
             self.trackers, conductor, conf.compute.record_save_delay)
         self.instance_updates = instance_updater.InstanceUpdater(
+            conductor, conf.compute.record_save_delay)
+        self.move_updates = move_updater.MoveUpdater(
             conductor, conf.compute.record_save_delay)
         self.instance_locks = utils.KeyedLocks()
         self.pending_builds = stuck_builds.PendingBuilds(
@@ -189,6 +192,7 @@ class ComputeAgent(object):
         # and are ended by a conductor's periodic check.
         self.live_migrations.shutdown(wait=True)
         self.instance_updates.stop()
+        self.move_updates.stop()
         self.records.stop()
 
     # ------------------------------------------------------------ updates

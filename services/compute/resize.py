@@ -94,10 +94,11 @@ class _Step(object):
     """One cast of a move, on one host of this agent.
 
     A step reads or writes the instance, its migration and its action
-    events together, one record call each time (the conductor's
-    ``move_get`` and ``move_update``): its first call reads the move (and
-    starts the step's event, with the task state of :attr:`start_task`
-    if it has one), its last one writes the outcome.
+    events together, one record write each time (the conductor's
+    ``move_get``, and ``move_update`` batched with the agent's other
+    steps by services/compute/move_updater.py): its first write reads
+    the move (and starts the step's event, with the task state of
+    :attr:`start_task` if it has one), its last one writes the outcome.
     """
 
     event = None
@@ -154,7 +155,7 @@ class _Step(object):
                                            action_events=events)
         else:
             task, expected = self.start_task
-            move = self.conductor.move_update(
+            move = self.agent.move_updates.update(
                 self.ctxt, self.uuid, self.migration_uuid,
                 instance_values={'task_state': task},
                 expected_task_state=[expected], action_events=events,
@@ -177,7 +178,7 @@ class _Step(object):
         :param brief: read nothing back (False where an ``.end``
             notification will show the instance as written).
         """
-        move = self.conductor.move_update(
+        move = self.agent.move_updates.update(
             self.ctxt, self.uuid, self.migration_uuid,
             migration_values=None if status is None else {'status': status},
             expected_status=expected, instance_values=values,

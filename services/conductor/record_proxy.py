@@ -259,20 +259,54 @@ class RecordProxy(object):
             error primitive (``conductor.rpcapi.update_error_primitive``):
             one update's failure does not fail the others.
         """
+        return self._by_cell(ctxt, updates, instance_updates.update_instances,
+                             lambda _uuid, _outcome: None)
+
+    def move_updates(self, ctxt, updates):
+        """Several move_update calls, one transaction per cell.
+
+        :param updates: [{'instance_uuid', 'migration_uuid', and
+            optionally the other arguments of :meth:`move_update`}].
+        :returns: per update, in order: what :meth:`move_update` answers,
+            or an error primitive (``conductor.rpcapi.
+            update_error_primitive``) for the exception it would raise:
+            one update's failure does not fail the others.
+        """
+        def answer(cell_uuid, outcome):
+            instance, migration = outcome
+            if instance is not None:
+                instance.cell_uuid = cell_uuid
+                instance = instance.to_primitive()
+            return {'instance': instance,
+                    'migration': (None if migration is None else
+                                  migration.to_primitive())}
+        return self._by_cell(ctxt, updates, move_records.update_moves, answer)
+
+    def _by_cell(self, ctxt, updates, run, answer):
+        """``run(ctxt, database, updates)`` once per cell of the updates'
+        instances; per update, in order: ``answer(cell_uuid, outcome)``,
+        or the error primitive of an outcome that is an exception.
+        """
         by_cell = collections.OrderedDict()
-        for index, update in enumerate(updates):
-            _cell, database = self._instance_db(ctxt,
-                                                update['instance_uuid'])
-            by_cell.setdefault(id(database), (database, []))[1].append(
-                index)
         answers = [None] * len(updates)
-        for database, indexes in by_cell.values():
-            outcomes = instance_updates.update_instances(
-                ctxt, database, [updates[i] for i in indexes])
+        for index, update in enumerate(updates):
+            uuid = update['instance_uuid']
+            try:
+                cell_uuid, database = self._instance_db(ctxt, uuid)
+            except exception.InstanceNotFound as exc:
+                # NOTE: no mapping (archived): this one's answer only.
+                answers[index] = rpcapi.update_error_primitive(uuid, exc)
+                continue
+            by_cell.setdefault(id(database), (cell_uuid, database, []))[
+                2].append(index)
+        for cell_uuid, database, indexes in by_cell.values():
+            outcomes = run(ctxt, database, [updates[i] for i in indexes])
             for index, outcome in zip(indexes, outcomes):
-                if outcome is not None:
+                if isinstance(outcome, Exception):
                     answers[index] = rpcapi.update_error_primitive(
                         updates[index]['instance_uuid'], outcome)
+                else:
+                    answers[index] = answer(cell_uuid, outcome)
         return answers
 
     @messaging.expected_exceptions(exception.InstanceNotFound)

@@ -39,8 +39,8 @@ VERSION_ALIASES = {}
 
 
 def update_error_primitive(uuid, exc):
-    """What ``instance_updates`` answers for an update of instance
-    ``uuid`` that met ``exc``.
+    """What ``instance_updates`` and ``move_updates`` answer for an
+    update of instance ``uuid`` that met ``exc``.
     """
     if isinstance(exc, exception.InstanceNotFound):
         return {'error': 'InstanceNotFound', 'uuid': uuid}
@@ -48,12 +48,20 @@ def update_error_primitive(uuid, exc):
         return {'error': 'UnexpectedTaskStateError', 'uuid': uuid,
                 'expected': exc.kwargs.get('expected'),
                 'actual': exc.kwargs.get('actual')}
+    if isinstance(exc, exception.MigrationNotFound):
+        return {'error': 'MigrationNotFound',
+                'migration': exc.kwargs.get('migration_id')}
+    if isinstance(exc, exception.UnexpectedMigrationStatusError):
+        return {'error': 'UnexpectedMigrationStatusError',
+                'migration': exc.kwargs.get('migration_id'),
+                'expected': exc.kwargs.get('expected'),
+                'actual': exc.kwargs.get('actual')}
     return {'error': 'ValueError', 'uuid': uuid, 'message': str(exc)}
 
 
 def _update_error(answer):
-    """The exception of an ``instance_updates`` answer (see
-    :func:`update_error_primitive`).
+    """The exception of an ``instance_updates`` or ``move_updates``
+    answer (see :func:`update_error_primitive`).
     """
     error = answer.get('error')
     if error == 'InstanceNotFound':
@@ -62,6 +70,12 @@ def _update_error(answer):
         return exception.UnexpectedTaskStateError(
             instance_uuid=answer['uuid'], expected=answer.get('expected'),
             actual=answer.get('actual'))
+    if error == 'MigrationNotFound':
+        return exception.MigrationNotFound(migration_id=answer['migration'])
+    if error == 'UnexpectedMigrationStatusError':
+        return exception.UnexpectedMigrationStatusError(
+            migration_id=answer['migration'],
+            expected=answer.get('expected'), actual=answer.get('actual'))
     return ValueError(answer.get('message') or 'invalid update')
 
 
@@ -100,8 +114,9 @@ class ConductorAPI(object):
       Record calls go to topic ``conductor_records``.
       Moves: unshelve_instance, evacuate_instance (casts),
       migrations_get_by_source, migration_get, migration_update
-      (optionally brief), move_get and move_update (optionally brief)
-      (record calls: a compute's step of a move in one transaction).
+      (optionally brief), move_get, move_update (optionally brief) and
+      move_updates (record calls: a compute's step of a move in one
+      transaction, several steps in one call).
       cache_images (cast).
     """
 
@@ -479,6 +494,24 @@ class ConductorAPI(object):
             instance_values=instance_values,
             expected_task_state=expected_task_state,
             action_events=list(action_events or ()), brief=brief)
+
+    def move_updates(self, ctxt, updates):
+        """Several :meth:`move_update` calls in one.
+
+        :param updates: [{'instance_uuid', 'migration_uuid', and
+            optionally 'migration_values', 'expected_status',
+            'instance_values', 'expected_task_state', 'action_events',
+            'brief'}], each as the arguments of :meth:`move_update`.
+        :returns: one entry per update, in order: what
+            :meth:`move_update` returns, or the exception it would have
+            raised (InstanceNotFound, MigrationNotFound,
+            UnexpectedTaskStateError, UnexpectedMigrationStatusError,
+            ValueError), rebuilt here and not raised.
+        """
+        answers = self._records().call(ctxt, 'move_updates',
+                                       updates=updates)
+        return [_update_error(answer) if 'error' in answer else answer
+                for answer in answers]
 
     def migrations_get_by_source(self, ctxt, host, migration_type,
                                  statuses):

@@ -268,11 +268,14 @@ class FakeConductor(object):
             return {'instance': copy.deepcopy(inst),
                     'migration': copy.deepcopy(migration)}
 
-    def move_update(self, ctxt, instance_uuid, migration_uuid,
-                    migration_values=None, expected_status=None,
-                    instance_values=None, expected_task_state=None,
-                    action_events=None, brief=False):
+    def move_update(self, ctxt, instance_uuid, migration_uuid, **changes):
         self._log('move_update')
+        return self._move_update(instance_uuid, migration_uuid, **changes)
+
+    def _move_update(self, instance_uuid, migration_uuid,
+                     migration_values=None, expected_status=None,
+                     instance_values=None, expected_task_state=None,
+                     action_events=None, brief=False):
         with self.lock:
             migration = self._guarded_migration(
                 migration_uuid, expected_status if migration_values
@@ -288,6 +291,22 @@ class FakeConductor(object):
             return {'instance': None if brief else copy.deepcopy(inst),
                     'migration': (None if brief and migration_values else
                                   copy.deepcopy(migration))}
+
+    def move_updates(self, ctxt, updates):
+        self._log('move_updates')
+        results = []
+        for update in updates:
+            update = dict(update)
+            try:
+                results.append(self._move_update(
+                    update.pop('instance_uuid'),
+                    update.pop('migration_uuid'), **update))
+            except (exception.InstanceNotFound, exception.MigrationNotFound,
+                    exception.UnexpectedTaskStateError,
+                    exception.UnexpectedMigrationStatusError,
+                    ValueError) as exc:
+                results.append(exc)
+        return results
 
     def migrations_get_by_source(self, ctxt, host, migration_type,
                                  statuses):

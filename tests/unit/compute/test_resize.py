@@ -385,3 +385,39 @@ def test_notifications_show_each_step_and_cost_no_reads_when_off(
          SRC),
         ('instance.resize_confirm.start', inst.RESIZED, None, DST),
         ('instance.resize_confirm.end', inst.ACTIVE, None, DST)]
+
+
+def test_batched_steps_write_through_move_updates(make_agent, monkeypatch):
+    """With ``record_save_delay`` the steps' writes go in move_updates
+    calls, and the move ends exactly as when each goes alone.
+    """
+    monkeypatch.setattr(resize, 'compute_api', lambda: _Casts())
+    agent = make_agent(fake_driver={'host_count': 2},
+                       compute={'record_save_delay': 0.02})
+    conductor = agent.conductor
+    instance = conductor.add_instance(SRC, vcpus=1, memory_mb=256,
+                                      task_state=inst.RESIZE_PREP)
+    migration = conductor.add_migration(
+        uuid=str(uuid_lib.uuid4()), instance_uuid=instance['uuid'],
+        migration_type=migration_obj.MIGRATION,
+        status=migration_obj.PRE_MIGRATING, source_compute=SRC,
+        source_node=SRC, dest_compute=DST, dest_node=DST,
+        old_flavor=_flavor(1, 256), new_flavor=_flavor(1, 256))['uuid']
+    agent.start()
+    manager = manager_mod.ComputeManager(agent)
+    del conductor.calls[:]
+    _run_to_verify(agent, manager, conductor.instance_get(
+        None, instance['uuid']), migration)
+    _confirm(agent, manager, instance['uuid'], migration)
+    agent.stop()
+    row = conductor.instance_get(None, instance['uuid'])
+    assert (row['host'], row['vm_state'], row['task_state']) == (
+        DST, inst.ACTIVE, None)
+    assert conductor.migrations[migration]['status'] == 'confirmed'
+    assert 'move_update' not in conductor.calls
+    # prep (1), resize_instance (2), finish_resize (2), confirm (1)
+    assert conductor.calls.count('move_updates') == 6
+    assert [(e, p, r) for u, e, p, r in conductor.events
+            if e == 'compute_resize_instance'] == [
+        ('compute_resize_instance', 'start', None),
+        ('compute_resize_instance', 'finish', 'Success')]

@@ -19,7 +19,9 @@ from common.db import action_records
 from common.db import boot_records
 from common.db import host_instances
 from common.db import instance_records
+from common.db import migration_records
 from common import exception
+from common.objects import migration as migration_obj
 from common import rpc
 from common import servicegroup
 from services.conductor import manager
@@ -265,6 +267,45 @@ def test_several_instance_updates_in_one_call(served):
     action, = action_records.list_actions(ctxt, world.cell1, first)
     assert [e['event'] for e in action['events']] == [
         'compute_build_and_run_instance']
+
+
+def test_several_move_steps_in_one_call(served):
+    """Each step answered on its own, as move_update answers or raises."""
+    world, api = served
+    ctxt = fx.ctxt()
+    spec, instances = world.boot(1)
+    world.manager.schedule_and_build_instances(
+        ctxt, spec.to_primitive(), [instances[0].uuid],
+        [i.to_primitive() for i in instances])
+    uuid = instances[0].uuid
+    migration = migration_records.create_migration(
+        ctxt, world.cell1, migration_obj.Migration(
+            instance_uuid=uuid, status=migration_obj.MIGRATING,
+            migration_type=migration_obj.MIGRATION, source_compute='h1',
+            dest_compute='h2'))
+    answers = api.move_updates(ctxt, [
+        {'instance_uuid': uuid, 'migration_uuid': migration.uuid,
+         'migration_values': {'status': migration_obj.POST_MIGRATING},
+         'expected_status': migration_obj.MIGRATING},
+        {'instance_uuid': uuid, 'migration_uuid': migration.uuid,
+         'migration_values': {'status': migration_obj.FINISHED},
+         'expected_status': migration_obj.MIGRATING, 'brief': True},
+        {'instance_uuid': uuid, 'migration_uuid': 'no-such-migration',
+         'migration_values': {'status': migration_obj.FINISHED}},
+        {'instance_uuid': 'no-such-instance',
+         'migration_uuid': migration.uuid},
+    ])
+    assert answers[0]['instance']['uuid'] == uuid
+    assert answers[0]['instance']['cell_uuid'] == fakes.CELL1_UUID
+    assert answers[0]['migration']['status'] == migration_obj.POST_MIGRATING
+    assert isinstance(answers[1], exception.UnexpectedMigrationStatusError)
+    assert answers[1].kwargs['actual'] == migration_obj.POST_MIGRATING
+    assert isinstance(answers[2], exception.MigrationNotFound)
+    assert 'no-such-migration' in str(answers[2])
+    assert isinstance(answers[3], exception.InstanceNotFound)
+    assert migration_records.get_migration(
+        ctxt, world.cell1, migration.uuid).status == \
+        migration_obj.POST_MIGRATING
 
 
 def test_reschedule_cast(served):

@@ -139,3 +139,66 @@ def test_a_brief_step_reads_nothing_back_but_still_says_why_it_failed(
         move_records.update_move(
             fx.ctxt(), cell, uuid, 'no-such-migration',
             migration_values={'status': migration_obj.FINISHED}, brief=True)
+
+
+def _second_move(cell):
+    instance = instance_records.create_instance(fx.ctxt(), cell, fx.instance(
+        host='src', node='src', task_state='resize_prep'))
+    action_records.record_action(fx.ctxt(), cell, instance.uuid, 'migrate')
+    migration = migration_records.create_migration(
+        fx.ctxt(), cell, migration_obj.Migration(
+            instance_uuid=instance.uuid, status=migration_obj.MIGRATING,
+            migration_type=migration_obj.MIGRATION, source_compute='src',
+            dest_compute='dst'))
+    return instance.uuid, migration.uuid
+
+
+def test_several_steps_in_one_transaction_each_all_or_nothing(cell, move):
+    uuid, migration_uuid = move
+    other, other_migration = _second_move(cell)
+    step = {'migration_values': {'status': migration_obj.POST_MIGRATING},
+            'expected_status': migration_obj.MIGRATING,
+            'instance_values': {'task_state': 'resize_migrated'},
+            'action_events': [{'phase': 'start', 'event': EVENT,
+                               'host': 'src'}]}
+    outcomes = move_records.update_moves(fx.ctxt(), cell, [
+        dict(step, instance_uuid=uuid, migration_uuid=migration_uuid,
+             expected_task_state=['resize_prep']),
+        # The migration's guard holds, the instance's does not: its
+        # migration must not move either.
+        dict(step, instance_uuid=other, migration_uuid=other_migration,
+             expected_task_state=['resize_migrating'], brief=True),
+        {'instance_uuid': uuid, 'migration_uuid': 'no-such-migration',
+         'migration_values': {'status': migration_obj.FINISHED}},
+        {'instance_uuid': uuid, 'migration_uuid': migration_uuid,
+         'instance_values': {'uuid': 'another'}},
+    ])
+    instance, migration = outcomes[0]
+    assert instance.task_state == 'resize_migrated'
+    assert migration.status == migration_obj.POST_MIGRATING
+    assert isinstance(outcomes[1], exception.UnexpectedTaskStateError)
+    assert isinstance(outcomes[2], exception.MigrationNotFound)
+    assert isinstance(outcomes[3], ValueError)
+    assert migration_records.get_migration(
+        fx.ctxt(), cell, other_migration).status == migration_obj.MIGRATING
+    assert _events(cell, uuid) == [(EVENT, None)]
+    assert _events(cell, other) == []
+
+
+def test_a_step_of_a_batch_reads_nothing_back_when_brief(cell, move):
+    uuid, migration_uuid = move
+    outcome, = move_records.update_moves(fx.ctxt(), cell, [{
+        'instance_uuid': uuid, 'migration_uuid': migration_uuid,
+        'migration_values': {'status': migration_obj.POST_MIGRATING},
+        'expected_status': migration_obj.MIGRATING, 'brief': True}])
+    assert outcome == (None, None)
+    # A migration update whose instance is gone is undone: the instance
+    # read after it fails.
+    instance_records.destroy_instance(fx.ctxt(), cell, uuid)
+    outcome, = move_records.update_moves(fx.ctxt(), cell, [{
+        'instance_uuid': uuid, 'migration_uuid': migration_uuid,
+        'migration_values': {'status': migration_obj.ERROR}}])
+    assert isinstance(outcome, exception.InstanceNotFound)
+    assert migration_records.get_migration(
+        fx.ctxt(), cell, migration_uuid).status == \
+        migration_obj.POST_MIGRATING
