@@ -165,6 +165,12 @@ taking a burst, sends a batch instead. The node records (what
 this much for each of its two instance updates (a build of a real guest
 takes far longer). Scheduling does not read usage from the records.
 
+The writes of the moves' steps (resize, cold and live migration) are
+batched too, but never held for this delay: a write goes at once, and
+writes join one call only while the agent's previous calls keep the
+conductor busy (a host's queue of live migrations runs one after another
+and must not wait).
+
 Possible values:
 
 * 0: send each change at once, in its own call.

@@ -14,11 +14,15 @@ the writes are all or nothing: a migration whose status moved while the
 instance's guard failed can no longer be left behind.
 """
 
+import logging
+
 from common.db import action_records
 from common.db import api as db_api
 from common.db import instance_records
 from common.db import migration_records
 from common import exception
+
+LOG = logging.getLogger(__name__)
 
 
 def _check_events(action_events):
@@ -189,8 +193,25 @@ class _MoveUpdate(object):
         """
         if not self._fails_after_a_write():
             return self.apply(ctx)
-        with ctx.session.begin_nested():
-            return self.apply(ctx)
+        savepoint = ctx.session.begin_nested()
+        try:
+            outcome = self.apply(ctx)
+        except _MISSED:
+            savepoint.rollback()
+            raise
+        except Exception:
+            # NOTE: a deadlock, say, which MariaDB ends by rolling back
+            # the whole transaction with its savepoints: the error goes
+            # up as it is (the transaction runs again), not as the
+            # savepoint that is gone.
+            try:
+                savepoint.rollback()
+            except Exception as gone:
+                LOG.debug('Savepoint of the move of %s is gone: %s',
+                          self.instance_uuid, gone)
+            raise
+        savepoint.commit()
+        return outcome
 
     def _fails_after_a_write(self):
         """Whether :meth:`apply` may raise once it has written something:

@@ -57,16 +57,25 @@ class BatchedCalls(object):
         0 and after :meth:`stop`.
     :param delay: seconds to collect items before a call.
     :param batch: items per call at most.
+    :param eager: instead of waiting out ``delay``, send what is queued
+        as soon as fewer than this many calls are in flight (group
+        commit): a lone item goes at once, and items pile up into the
+        next call only while the conductor is busy with the last ones.
+        For writes made one after another by a sequence that must not
+        wait (a host's queue of live migrations).
     """
 
-    def __init__(self, name, send_many, send_one, delay, batch=BATCH):
+    def __init__(self, name, send_many, send_one, delay, batch=BATCH,
+                 eager=None):
         self.name = name
         self.send_many = send_many
         self.send_one = send_one
         self.delay = delay
         self.batch = batch
+        self.eager = eager
         self._queued = threading.Condition()
         self._queue = []
+        self._in_flight = 0
         self._thread = None
         self._stopping = False
         self._senders = concurrent.futures.ThreadPoolExecutor(
@@ -118,9 +127,30 @@ class BatchedCalls(object):
         # NOTE: called with self._queued held.
         if self._thread is None:
             self._thread = threading.Thread(
-                target=self._run, name='berth-compute-%s' % self.name,
-                daemon=True)
+                target=self._run if self.eager is None else self._run_eager,
+                name='berth-compute-%s' % self.name, daemon=True)
             self._thread.start()
+
+    def _run_eager(self):
+        while True:
+            with self._queued:
+                while not self._stopping and (
+                        not self._queue or self._in_flight >= self.eager):
+                    self._queued.wait()
+                if self._stopping:
+                    return
+                batch = self._queue[:self.batch]
+                del self._queue[:self.batch]
+                self._in_flight += 1
+            self._senders.submit(self._send_in_flight, batch)
+
+    def _send_in_flight(self, batch):
+        try:
+            self._send(batch)
+        finally:
+            with self._queued:
+                self._in_flight -= 1
+                self._queued.notify()
 
     def _run(self):
         while True:

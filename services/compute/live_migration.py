@@ -190,14 +190,15 @@ def post_live_migration_at_destination(agent, ctxt, host, instance_uuid,
     :returns: the updated Instance primitive.
     """
     nodename = migrate_data['dest_node']
-    instance = agent.conductor.instance_update(
-        ctxt, instance_uuid,
-        {'host': host, 'node': nodename,
-         'numa_topology': migrate_data.get('dest_numa_topology'),
-         'task_state': None, 'migration_context': None},
+    instance = agent.move_updates.update(
+        ctxt, instance_uuid, migration_uuid,
+        instance_values={
+            'host': host, 'node': nodename,
+            'numa_topology': migrate_data.get('dest_numa_topology'),
+            'task_state': None, 'migration_context': None},
         expected_task_state=[instance_obj.MIGRATING],
-        action_event={'phase': 'finish', 'event': EVENT, 'host': host,
-                      'result': 'Success'})
+        action_events=[{'phase': 'finish', 'event': EVENT, 'host': host,
+                        'result': 'Success'}])['instance']
     tracker = agent.tracker(host)
     tracker.finish_move_claim(migration_uuid)
     guest = driver_mod.Guest(
@@ -267,9 +268,9 @@ class LiveMigrationTask(object):
         self._unrecorded = {}
 
     def _migration(self, values, expected=None):
-        self.conductor.migration_update(
-            self.ctxt, self.uuid, self.migration_uuid, values,
-            expected_status=expected, brief=True)
+        self.agent.move_updates.update(
+            self.ctxt, self.uuid, self.migration_uuid,
+            migration_values=values, expected_status=expected, brief=True)
 
     def enqueue(self):
         """Step 1: queued on the agent's live migration queue (an abort
@@ -278,7 +279,7 @@ class LiveMigrationTask(object):
         with _CONTROLS_LOCK:
             _CONTROLS[self.migration_uuid] = self.control
         try:
-            self.instance = self.conductor.move_update(
+            self.instance = self.agent.move_updates.update(
                 self.ctxt, self.uuid, self.migration_uuid,
                 migration_values={'status': migration_obj.QUEUED},
                 expected_status=migration_obj.ACCEPTED)['instance']

@@ -18,6 +18,8 @@ from services.compute import batched_calls
 
 # NOTE: updates per call (see batched_calls.BATCH).
 BATCH = batched_calls.BATCH
+# NOTE: calls in flight at once; more writes wait for one of them.
+IN_FLIGHT = 2
 
 
 class MoveUpdater(object):
@@ -32,7 +34,7 @@ class MoveUpdater(object):
         self.conductor = conductor
         self.calls = batched_calls.BatchedCalls(
             'move-updates', self._send_many, self._send_one, delay,
-            batch=BATCH)
+            batch=BATCH, eager=IN_FLIGHT)
 
     def update(self, ctxt, instance_uuid, migration_uuid, **changes):
         """As ``ConductorAPI.move_update``.

@@ -280,9 +280,13 @@ class FakeConductor(object):
             migration = self._guarded_migration(
                 migration_uuid, expected_status if migration_values
                 else None)
-            inst = self._guarded_instance(
-                instance_uuid, expected_task_state if instance_values
-                else None)
+            # NOTE: as the conductor, the instance is looked at only to
+            # change it or to read it back.
+            inst = None
+            if instance_values or not brief:
+                inst = self._guarded_instance(
+                    instance_uuid, expected_task_state if instance_values
+                    else None)
             migration.update(copy.deepcopy(migration_values or {}))
             if instance_values:
                 inst.update(copy.deepcopy(instance_values))

@@ -376,12 +376,12 @@ def test_progress_is_recorded_every_few_seconds_and_last_with_the_end(
     now = [1000.0]
     monkeypatch.setattr(time, 'monotonic', lambda: now[0])
     recorded = []
-    update = agent.conductor.migration_update
+    update = agent.conductor.move_update
 
-    def recording(ctxt, instance_uuid, migration_uuid, values, **kwargs):
-        recorded.append(dict(values))
-        return update(ctxt, instance_uuid, migration_uuid, values, **kwargs)
-    monkeypatch.setattr(agent.conductor, 'migration_update', recording)
+    def recording(ctxt, instance_uuid, migration_uuid, **changes):
+        recorded.append(dict(changes.get('migration_values') or {}))
+        return update(ctxt, instance_uuid, migration_uuid, **changes)
+    monkeypatch.setattr(agent.conductor, 'move_update', recording)
 
     def copy(guest, dest, block, sizes, control, progress):
         memory = sizes[0]

@@ -9,6 +9,7 @@ import pytest
 
 from common import exception
 from services.compute import move_updater
+from tests.unit import waiting
 
 
 class Conductor(object):
@@ -52,9 +53,32 @@ def _step(updater, migration_uuid):
                           expected_status='migrating', brief=True)
 
 
-def test_concurrent_steps_share_one_call_and_get_their_own_answer():
-    conductor = Conductor({'a': 'migrating', 'b': 'error'})
-    updater = move_updater.MoveUpdater(conductor, delay=0.5)
+def test_a_lone_step_goes_at_once():
+    conductor = Conductor({'a': 'migrating'})
+    # NOTE: a delay that would time the test out if it were waited for.
+    updater = move_updater.MoveUpdater(conductor, delay=600)
+    assert _step(updater, 'a')['migration']['status'] == 'post-migrating'
+    assert conductor.calls == [('move_updates', ['a'])]
+    updater.stop()
+
+
+def test_steps_pile_up_while_a_call_is_in_flight(monkeypatch):
+    """Group commit: what arrives while the conductor is busy goes in
+    the next call, each step with its own answer.
+    """
+    monkeypatch.setattr(move_updater, 'IN_FLIGHT', 1)
+    conductor = Conductor({'a': 'migrating', 'b': 'migrating',
+                           'c': 'error'})
+    busy, release = threading.Event(), threading.Event()
+    answer = conductor.move_updates
+
+    def slow_first(ctxt, updates):
+        if not busy.is_set():
+            busy.set()
+            release.wait(10)
+        return answer(ctxt, updates)
+    conductor.move_updates = slow_first
+    updater = move_updater.MoveUpdater(conductor, delay=600)
     outcomes = {}
 
     def run(uuid):
@@ -62,17 +86,24 @@ def test_concurrent_steps_share_one_call_and_get_their_own_answer():
             outcomes[uuid] = _step(updater, uuid)
         except Exception as exc:
             outcomes[uuid] = exc
-    threads = [threading.Thread(target=run, args=(u,)) for u in 'ab']
-    for thread in threads:
+    first = threading.Thread(target=run, args=('a',))
+    first.start()
+    assert busy.wait(10)
+    others = [threading.Thread(target=run, args=(u,)) for u in 'bc']
+    for thread in others:
         thread.start()
-    for thread in threads:
+    assert waiting.wait_for(lambda: updater.calls.queued() == 2, timeout=10)
+    release.set()
+    for thread in [first] + others:
         thread.join(10)
     updater.stop()
-    assert conductor.calls == [('move_updates', ['a', 'b'])]
-    assert outcomes['a']['migration']['status'] == 'post-migrating'
-    assert isinstance(outcomes['b'],
+    assert conductor.calls == [('move_updates', ['a']),
+                               ('move_updates', ['b', 'c'])]
+    assert outcomes['b']['migration']['status'] == 'post-migrating'
+    assert isinstance(outcomes['c'],
                       exception.UnexpectedMigrationStatusError)
-    assert conductor.statuses == {'a': 'post-migrating', 'b': 'error'}
+    assert conductor.statuses == {'a': 'post-migrating',
+                                  'b': 'post-migrating', 'c': 'error'}
 
 
 def test_without_a_delay_each_goes_alone():

@@ -3,6 +3,7 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """A compute's step of a move read or written in one transaction."""
 
+from oslo_db import exception as db_exc
 import pytest
 
 from common.db import action_records
@@ -202,3 +203,33 @@ def test_a_step_of_a_batch_reads_nothing_back_when_brief(cell, move):
     assert migration_records.get_migration(
         fx.ctxt(), cell, migration_uuid).status == \
         migration_obj.POST_MIGRATING
+
+
+def test_a_deadlock_in_a_batch_runs_the_whole_batch_again(cell, move,
+                                                          monkeypatch):
+    """MariaDB ends a deadlocked transaction with its savepoints: the
+    batch must go up as a deadlock and run again, not fail on the gone
+    savepoint.
+    """
+    uuid, migration_uuid = move
+    record = action_records.record_action_event
+    deadlocks = []
+
+    def deadlock_once(ctx, *args, **kwargs):
+        if not deadlocks:
+            deadlocks.append(True)
+            ctx.session.connection().exec_driver_sql('ROLLBACK')
+            raise db_exc.DBDeadlock()
+        return record(ctx, *args, **kwargs)
+    monkeypatch.setattr(action_records, 'record_action_event',
+                        deadlock_once)
+    outcome, = move_records.update_moves(fx.ctxt(), cell, [{
+        'instance_uuid': uuid, 'migration_uuid': migration_uuid,
+        'migration_values': {'status': migration_obj.POST_MIGRATING},
+        'expected_status': migration_obj.MIGRATING,
+        'instance_values': {'task_state': 'resize_migrated'},
+        'expected_task_state': ['resize_prep'],
+        'action_events': [{'phase': 'start', 'event': EVENT,
+                           'host': 'src'}]}])
+    assert deadlocks and outcome[1].status == migration_obj.POST_MIGRATING
+    assert _events(cell, uuid) == [(EVENT, None)]
