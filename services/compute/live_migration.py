@@ -109,10 +109,20 @@ def _guest(agent, host, instance):
                             numa_topology=instance.get('numa_topology'))
 
 
-def _event(agent, ctxt, uuid, event, host, result, tb=None):
+def _event(agent, ctxt, uuid, event, host, result, tb=None,
+           migration_uuid=None):
+    """Record an event's end; with ``migration_uuid``, among the agent's
+    batched move writes (services/compute/move_updater.py).
+    """
     try:
-        agent.conductor.action_event_finish(ctxt, uuid, event, host, result,
-                                            traceback=tb)
+        if migration_uuid is None:
+            agent.conductor.action_event_finish(ctxt, uuid, event, host,
+                                                result, traceback=tb)
+        else:
+            agent.move_updates.update(
+                ctxt, uuid, migration_uuid, action_events=[{
+                    'phase': 'finish', 'event': event, 'host': host,
+                    'result': result, 'traceback': tb}], brief=True)
     except Exception as exc:
         LOG.warning('Could not record event %s of instance %s: %s', event,
                     uuid, exc)
@@ -153,7 +163,8 @@ def check_can_live_migrate_destination(agent, ctxt, host, instance,
                  reason)
         raise exception.MigrationPreCheckError(reason=reason)
     agent.save_record(ctxt, host, nodename)
-    _event(agent, ctxt, uuid, DEST_CHECK_EVENT, host, 'Success')
+    _event(agent, ctxt, uuid, DEST_CHECK_EVENT, host, 'Success',
+           migration_uuid=migration['uuid'])
     numa = (claim.numa_topology.to_primitive()
             if claim.numa_topology is not None else None)
     return {'block_migration': block, 'dest_node': nodename,
