@@ -260,7 +260,7 @@ class RecordProxy(object):
             one update's failure does not fail the others.
         """
         return self._by_cell(ctxt, updates, instance_updates.update_instances,
-                             lambda _uuid, _outcome: None)
+                             lambda _cell_uuid, _outcome: None)
 
     def move_updates(self, ctxt, updates):
         """Several move_update calls, one transaction per cell.
