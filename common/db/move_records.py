@@ -32,14 +32,13 @@ def _check_events(action_events):
     return events
 
 
-def _record_events(ctx, instance_uuid, events):
-    """Record ``events`` under the instance's latest action, looked up
-    once for all of them.
+def _record_events(ctx, instance_uuid, events, action_id=None):
+    """Record ``events`` under the instance's latest action (``action_id``
+    when the caller looked it up), looked up once for all of them.
     """
     if not events:
         return
-    action_id = None
-    if len(events) > 1:
+    if action_id is None and len(events) > 1:
         action_id = action_records.latest_action_id(ctx, instance_uuid)
     for action_event in events:
         action_records.record_action_event(ctx, instance_uuid,
@@ -138,10 +137,16 @@ def update_moves(ctxt, database, updates):
     valid.sort(key=lambda item: item[1].instance_uuid)
 
     def run(ctx):
+        # NOTE: one read finds the action of every step's events; a step
+        # whose instance has none looks again (and logs) on its own.
+        actions = action_records.latest_actions(
+            ctx, [step.instance_uuid for _index, step in valid
+                  if step.events])
         outcomes = []
         for _index, step in valid:
             try:
-                outcomes.append(step.apply_alone(ctx))
+                outcomes.append(step.apply_alone(
+                    ctx, actions.get(step.instance_uuid)))
             except _MISSED as exc:
                 outcomes.append(exc)
         return outcomes
@@ -172,8 +177,11 @@ class _MoveUpdate(object):
             self.instance_update = instance_records.prepare_update(
                 instance_uuid, instance_values, expected_task_state)
 
-    def apply(self, ctx):
-        """Run it; (Instance or None, Migration or None)."""
+    def apply(self, ctx, action_id=None):
+        """Run it; (Instance or None, Migration or None).
+
+        :param action_id: the instance's latest action, if looked up.
+        """
         if self.migration_update is not None:
             migration = self.migration_update(ctx)
         else:
@@ -181,21 +189,21 @@ class _MoveUpdate(object):
                 ctx, self.migration_uuid)
         if self.instance_update is not None:
             instance_records.apply_or_raise(ctx, self.instance_update)
-        _record_events(ctx, self.instance_uuid, self.events)
+        _record_events(ctx, self.instance_uuid, self.events, action_id)
         if self.brief:
             return None, migration
         return instance_records.read_instance(
             ctx, self.instance_uuid, fault=False), migration
 
-    def apply_alone(self, ctx):
+    def apply_alone(self, ctx, action_id=None):
         """:meth:`apply`, leaving nothing written when it raises, among
         other updates of the same transaction.
         """
         if not self._fails_after_a_write():
-            return self.apply(ctx)
+            return self.apply(ctx, action_id)
         savepoint = ctx.session.begin_nested()
         try:
-            outcome = self.apply(ctx)
+            outcome = self.apply(ctx, action_id)
         except _MISSED:
             savepoint.rollback()
             raise

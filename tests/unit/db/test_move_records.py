@@ -233,3 +233,25 @@ def test_a_deadlock_in_a_batch_runs_the_whole_batch_again(cell, move,
                            'host': 'src'}]}])
     assert deadlocks and outcome[1].status == migration_obj.POST_MIGRATING
     assert _events(cell, uuid) == [(EVENT, None)]
+
+
+def test_a_batch_records_each_steps_events_under_its_own_latest_action(
+        cell, move):
+    uuid, migration_uuid = move
+    other, other_migration = _second_move(cell)
+    action_records.record_action(fx.ctxt(), cell, uuid, 'confirmResize')
+    finish = {'phase': 'finish', 'event': EVENT, 'host': 'src',
+              'result': 'Success'}
+    outcomes = move_records.update_moves(fx.ctxt(), cell, [
+        {'instance_uuid': uuid, 'migration_uuid': migration_uuid,
+         'action_events': [finish], 'brief': True},
+        {'instance_uuid': other, 'migration_uuid': other_migration,
+         'action_events': [finish], 'brief': True}])
+    assert [o[1].uuid for o in outcomes] == [
+        migration_uuid, other_migration]
+    newest, oldest = action_records.list_actions(fx.ctxt(), cell, uuid)
+    assert newest['action'] == 'confirmResize'
+    assert [(e['event'], e['result']) for e in newest['events']] == [
+        (EVENT, 'Success')]
+    assert oldest['events'] == []
+    assert _events(cell, other) == [(EVENT, 'Success')]
