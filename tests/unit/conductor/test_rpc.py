@@ -193,14 +193,21 @@ def test_several_compute_node_records_in_one_call(served):
     assert api.compute_nodes_get_by_host(ctxt, 'h8')[0]['vcpus_used'] == 1
 
 
+def _built(world, ctxt, count):
+    """``count`` instances scheduled and built by the conductor; their
+    uuids.
+    """
+    spec, instances = world.boot(count)
+    world.manager.schedule_and_build_instances(
+        ctxt, spec.to_primitive(), [i.uuid for i in instances],
+        [i.to_primitive() for i in instances])
+    return [i.uuid for i in instances]
+
+
 def test_instance_records(served):
     world, api = served
     ctxt = fx.ctxt()
-    spec, instances = world.boot(1)
-    world.manager.schedule_and_build_instances(
-        ctxt, spec.to_primitive(), [instances[0].uuid],
-        [i.to_primitive() for i in instances])
-    uuid = instances[0].uuid
+    uuid, = _built(world, ctxt, 1)
     got = api.instance_get(ctxt, uuid)
     assert got['host'] == 'h1' and got['cell_uuid'] == fakes.CELL1_UUID
     assert [i['uuid'] for i in api.instances_get_by_host(ctxt, 'h1')] == [
@@ -241,11 +248,7 @@ def test_several_instance_updates_in_one_call(served):
     """Each update answered on its own, as instance_update raises."""
     world, api = served
     ctxt = fx.ctxt()
-    spec, instances = world.boot(2)
-    world.manager.schedule_and_build_instances(
-        ctxt, spec.to_primitive(), [i.uuid for i in instances],
-        [i.to_primitive() for i in instances])
-    first, second = (i.uuid for i in instances)
+    first, second = _built(world, ctxt, 2)
     event = {'phase': 'start', 'event': 'compute_build_and_run_instance',
              'host': 'h1'}
     results = api.instance_updates(ctxt, [
@@ -273,11 +276,7 @@ def test_several_move_steps_in_one_call(served):
     """Each step answered on its own, as move_update answers or raises."""
     world, api = served
     ctxt = fx.ctxt()
-    spec, instances = world.boot(1)
-    world.manager.schedule_and_build_instances(
-        ctxt, spec.to_primitive(), [instances[0].uuid],
-        [i.to_primitive() for i in instances])
-    uuid = instances[0].uuid
+    uuid, = _built(world, ctxt, 1)
     migration = migration_records.create_migration(
         ctxt, world.cell1, migration_obj.Migration(
             instance_uuid=uuid, status=migration_obj.MIGRATING,
@@ -311,13 +310,10 @@ def test_several_move_steps_in_one_call(served):
 def test_reschedule_cast(served):
     world, api = served
     ctxt = fx.ctxt()
-    spec, instances = world.boot(1)
-    world.manager.schedule_and_build_instances(
-        ctxt, spec.to_primitive(), [instances[0].uuid],
-        [i.to_primitive() for i in instances])
+    uuid, = _built(world, ctxt, 1)
     build = world.compute.builds.pop()
     world.compute.done.clear()
-    world.placement.delete('/allocations/%s' % instances[0].uuid, '1.36')
+    world.placement.delete('/allocations/%s' % uuid, '1.36')
     api.build_instances(ctxt, build['instance'], build['request_spec'],
                         build['alternates'], 'h1', 'h1', 'spawn failed')
     assert world.compute.done.wait(10)
@@ -329,14 +325,11 @@ def test_reschedule_cast(served):
 
 def _on_h1(world, ctxt, count):
     """``count`` instances built, then all moved to h1; their uuids."""
-    spec, instances = world.boot(count)
-    world.manager.schedule_and_build_instances(
-        ctxt, spec.to_primitive(), [i.uuid for i in instances],
-        [i.to_primitive() for i in instances])
-    for instance in instances:
+    uuids = _built(world, ctxt, count)
+    for uuid in uuids:
         world.manager.records.instance_update(
-            ctxt, instance.uuid, {'host': 'h1', 'node': 'h1'})
-    return [i.uuid for i in instances]
+            ctxt, uuid, {'host': 'h1', 'node': 'h1'})
+    return uuids
 
 
 def test_instances_sync_of_a_host(served):

@@ -24,8 +24,10 @@ def cell(tmp_path):
     database.dispose()
 
 
-@pytest.fixture
-def move(cell):
+def _new_move(cell):
+    """(instance uuid, migration uuid) of a server migrating from src to
+    dst, task resize_prep, under a ``migrate`` action.
+    """
     instance = instance_records.create_instance(fx.ctxt(), cell, fx.instance(
         host='src', node='src', task_state='resize_prep'))
     action_records.record_action(fx.ctxt(), cell, instance.uuid, 'migrate')
@@ -35,6 +37,11 @@ def move(cell):
             migration_type=migration_obj.MIGRATION, source_compute='src',
             dest_compute='dst'))
     return instance.uuid, migration.uuid
+
+
+@pytest.fixture
+def move(cell):
+    return _new_move(cell)
 
 
 def _events(cell, uuid):
@@ -142,21 +149,9 @@ def test_a_brief_step_reads_nothing_back_but_still_says_why_it_failed(
             migration_values={'status': migration_obj.FINISHED}, brief=True)
 
 
-def _second_move(cell):
-    instance = instance_records.create_instance(fx.ctxt(), cell, fx.instance(
-        host='src', node='src', task_state='resize_prep'))
-    action_records.record_action(fx.ctxt(), cell, instance.uuid, 'migrate')
-    migration = migration_records.create_migration(
-        fx.ctxt(), cell, migration_obj.Migration(
-            instance_uuid=instance.uuid, status=migration_obj.MIGRATING,
-            migration_type=migration_obj.MIGRATION, source_compute='src',
-            dest_compute='dst'))
-    return instance.uuid, migration.uuid
-
-
 def test_several_steps_in_one_transaction_each_all_or_nothing(cell, move):
     uuid, migration_uuid = move
-    other, other_migration = _second_move(cell)
+    other, other_migration = _new_move(cell)
     step = {'migration_values': {'status': migration_obj.POST_MIGRATING},
             'expected_status': migration_obj.MIGRATING,
             'instance_values': {'task_state': 'resize_migrated'},
@@ -238,7 +233,7 @@ def test_a_deadlock_in_a_batch_runs_the_whole_batch_again(cell, move,
 def test_a_batch_records_each_steps_events_under_its_own_latest_action(
         cell, move):
     uuid, migration_uuid = move
-    other, other_migration = _second_move(cell)
+    other, other_migration = _new_move(cell)
     action_records.record_action(fx.ctxt(), cell, uuid, 'confirmResize')
     finish = {'phase': 'finish', 'event': EVENT, 'host': 'src',
               'result': 'Success'}
