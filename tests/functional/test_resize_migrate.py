@@ -221,17 +221,32 @@ def test_wrong_state_and_bad_hosts_are_refused(cloud, flavors, clean):
             cloud, server, {'migrate': {'host': host}}, MIGRATE_HOST)
         assert status == 400, body
         assert body['badRequest']['message'] == message
-    moves.set_hosts(cloud, [HOSTS[1]], 'disabled')
+    others = HOSTS[1:]
+    moves.set_hosts(cloud, others, 'disabled')
     try:
+        # NOTE: a disabled target is refused by the API, nothing written;
+        # the scheduler's own refusal ends a move it began.
         status, body = moves.action(
             cloud, server, {'migrate': {'host': HOSTS[1]}}, MIGRATE_HOST)
+        assert status == 400, body
+        assert body['badRequest']['message'] == (
+            'No valid host was found. the compute service of %s is '
+            'disabled: no reason given' % HOSTS[1])
+        assert moves.migrations(cloud, server) == []
+        status, body = moves.action(cloud, server, {'migrate': None})
     finally:
-        moves.set_hosts(cloud, [HOSTS[1]], 'enabled')
+        moves.set_hosts(cloud, others, 'enabled')
     assert status == 400, body
     assert body['badRequest']['message'].startswith(
         'No valid host was found.')
     shown = moves.wait(cloud, server, 'ACTIVE')
     assert stack_mod.host_of(shown) == HOSTS[0]
+    [failed] = moves.migrations(cloud, server)
+    assert failed['status'] == 'error'
+    assert moves.faults(cloud, server)[0].startswith(
+        'No valid host was found.')
+    assert ('conductor_migrate_server', 'Error') in _events(
+        cloud, server, 'migrate')
     moves.assert_placement_matches_servers(cloud)
 
 

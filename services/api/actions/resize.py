@@ -8,7 +8,8 @@ admin; a target ``host`` from 2.56) are one move to the conductor, as in
 Nova (doc/behaviours.md, "resize and cold migration"). The API checks the
 policy, the lock, the state (ACTIVE or SHUTOFF with no task), the flavor
 (400 unknown, the same one, a smaller disk), the quota (403 for the cores
-and RAM an upsize adds) and a target host (400 unknown or the source),
+and RAM an upsize adds) and a target host (400 unknown, the source, or
+disabled or forced down),
 computes the new flavor's NUMA request and PCI requests exactly as a boot
 does, then in one write records the action and task ``resize_prep`` and
 *calls* the conductor, which schedules the move: a refusal of the
@@ -124,13 +125,26 @@ def _requests(conf, instance, flavor):
 def _target_host(ctxt, instance, host):
     """Check a migrate's target host (2.56).
 
-    :raises errors.BadRequest: no compute service on it, or it is the
-        server's own host (Nova's messages).
+    NOTE: the scheduler would refuse a disabled or forced-down target as
+    well; refusing it here writes no migration and no action for a
+    request that cannot succeed.
+
+    :raises errors.BadRequest: no compute service on it, it is the
+        server's own host (Nova's messages), or its service is disabled
+        or forced down.
     """
     if host == instance.host:
         raise errors.BadRequest(SAME_HOST)
-    if cell_hosts.compute_service(ctxt, host) is None:
+    service = cell_hosts.compute_service(ctxt, host)
+    if service is None:
         raise errors.BadRequest('Compute host %s could not be found.' % host)
+    if service.get('disabled'):
+        raise errors.BadRequest(str(exception.NoValidHost(
+            reason='the compute service of %s is disabled: %s' % (
+                host, service.get('disabled_reason') or 'no reason given'))))
+    if service.get('forced_down'):
+        raise errors.BadRequest(str(exception.NoValidHost(
+            reason='the compute service of %s is forced down' % host)))
 
 
 def _undo(ctxt, cell, instance):
@@ -210,8 +224,9 @@ def resize(req, value):
 def migrate(req, value):
     """``migrate`` (admin), with ``host`` from 2.56: see the module doc.
 
-    :raises errors.BadRequest: a bad body, an unknown target host or the
-        server's own, or no valid host.
+    :raises errors.BadRequest: a bad body, an unknown target host, the
+        server's own or one whose compute service is disabled or forced
+        down, or no valid host.
     """
     schema = (schemas.MIGRATE_V256
               if util.at_least(req, MIGRATE_HOST_VERSION) else

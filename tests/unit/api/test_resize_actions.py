@@ -134,6 +134,28 @@ def test_no_valid_host_is_a_400_and_the_server_is_left_alone(world):
     assert _message(body) == 'No valid host was found. nothing fits'
 
 
+def test_a_disabled_or_forced_down_target_is_refused_before_any_write(
+        world):
+    server = _server(world)
+    world.add_host('off', disabled=True)
+    world.add_host('gone', forced_down=True)
+    headers = {'OpenStack-API-Version': 'compute 2.56'}
+    for host, reason in (
+            ('off', 'the compute service of off is disabled: no reason '
+                    'given'),
+            ('gone', 'the compute service of gone is forced down')):
+        status, body, _r = _action(world, server,
+                                   {'migrate': {'host': host}},
+                                   headers=headers)
+        assert status == 400, body
+        assert _message(body) == 'No valid host was found. ' + reason
+    assert not getattr(world.conductor, 'moves', [])
+    assert _show(world, server)['OS-EXT-STS:task_state'] is None
+    assert world.client.get(
+        V + '/servers/%s/os-instance-actions' % server)[1][
+            'instanceActions'] == []
+
+
 def test_migrate_is_for_admins_and_takes_a_host_from_2_56(world):
     server = _server(world)
     world.add_host('other')
