@@ -3,11 +3,19 @@
 # a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
 """A move's placement bookkeeping: the migration consumer (Nova's).
 
-Before a move claims its destination, the instance's allocation on the
-source is handed to the migration's uuid (consumer type ``MIGRATION``) in
-one ``POST /allocations``, leaving the instance's consumer empty, so
-that the scheduler's claim of the destination is the instance's own and
-the source stays held until the move ends:
+When a move claims its destination, the instance's allocation on the
+source is handed to the migration's uuid (consumer type ``MIGRATION``),
+so that the instance's consumer holds the destination and the source
+stays held until the move ends. Nova hands the source over first (one
+``POST /allocations`` leaving the instance's consumer empty), then the
+scheduler claims the destination. Where the scheduler claims, Berth does
+both in the scheduler's claim instead: the conductor reads what the
+instance holds (:func:`read_hand_over`) and the scheduler writes the
+migration's source and the instance's destination in one ``POST``
+(:func:`hand_over_body`), which saves placement a write per move and
+leaves nothing to undo when no host fits. :func:`to_migration` does the
+hand-over alone, where the destination is claimed otherwise (a forced
+live migration, an evacuation). Either way the move ends so:
 
 * confirmed (or a live migration or evacuation done): the migration's
   allocation is deleted (:func:`drop_migration`);
@@ -116,6 +124,39 @@ def _post(placement, ctxt, build, what):
         return placement_client.retry_conflicts(attempt, ATTEMPTS, what)
     except placement_client.GenerationConflict as exc:
         raise ProvidersBusy(str(exc))
+
+
+def read_hand_over(placement, ctxt, instance_uuid, migration_uuid):
+    """What the scheduler's claim hands over to the migration: a dict
+    (``migration_uuid``, ``allocations``: provider -> resources the
+    instance holds, ``consumer_generation``: the instance's), or None
+    when the instance holds nothing (logged: nothing is handed over).
+
+    :raises MoveAllocationFailed: placement refused the read.
+    :raises common.placement.client.PlacementUnavailable: placement down.
+    """
+    held, generation = _read(placement, ctxt, instance_uuid)
+    if not held:
+        LOG.warning('Instance %s holds no allocation to hand over to '
+                    'migration %s', instance_uuid, migration_uuid)
+        return None
+    return {'migration_uuid': migration_uuid, 'allocations': held,
+            'consumer_generation': generation}
+
+
+def hand_over_body(instance_uuid, destination, hand_over, project_id,
+                   user_id):
+    """The ``POST /allocations`` body that claims ``destination`` (a
+    claim's provider -> {'resources'}) for the instance and gives its
+    source to the migration, as :func:`read_hand_over` read them.
+    """
+    source = _entry(hand_over['allocations'], None, project_id, user_id,
+                    MIGRATION_TYPE)
+    claim = {'allocations': destination,
+             'consumer_generation': hand_over['consumer_generation'],
+             'project_id': project_id, 'user_id': user_id,
+             'consumer_type': INSTANCE_TYPE}
+    return {hand_over['migration_uuid']: source, instance_uuid: claim}
 
 
 def to_migration(placement, ctxt, instance_uuid, migration_uuid, project_id,

@@ -60,7 +60,8 @@ class RecordingScheduler(object):
         self.journal = journal
 
     def select_destinations(self, context, spec, instance_uuids,
-                            return_alternates=True, dry_run=False):
+                            return_alternates=True, dry_run=False,
+                            hand_over=None):
         """Schedule with the wrapped scheduler; record its explanation.
 
         :raises common.exception.NoValidHost: as the wrapped one does.
@@ -68,7 +69,8 @@ class RecordingScheduler(object):
         try:
             selections, explanation = self._scheduler.select_destinations(
                 context, spec, instance_uuids,
-                return_alternates=return_alternates, dry_run=dry_run)
+                return_alternates=return_alternates, dry_run=dry_run,
+                hand_over=hand_over)
         except exception.NoValidHost as exc:
             if not dry_run:
                 self.journal.record(instance_uuids, exc.explanation)

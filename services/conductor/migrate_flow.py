@@ -8,12 +8,14 @@
       -> stored request spec -> for_move (new flavor, NUMA and PCI of a
          resize; source host ignored unless [DEFAULT]
          allow_resize_to_same_host and a resize; target host of 2.56)
-      -> source allocation handed to the migration consumer
-      -> select_destinations with alternates (claims the destination for
-         the instance consumer)
-           NoValidHost / error -> allocation back to the instance,
-             migration error, task None (vm_state unchanged), fault,
-             event Error; the API answers the NoValidHost as a 400
+      -> what the instance holds in placement, read
+      -> select_destinations with alternates: its claim writes the
+         destination for the instance consumer and hands the source to
+         the migration consumer, in one POST
+           NoValidHost / error -> allocation back to the instance (if the
+             claim was written), migration error, task None (vm_state
+             unchanged), fault, event Error; the API answers the
+             NoValidHost as a 400
       -> decision recorded in conductor_migrate_server, migration's
          destination set, prep_resize cast to the destination
 
@@ -264,11 +266,11 @@ def migrate_server(conductor, ctxt, instance_uuid, flavor=None, host=None,
     move.migration = _new_migration(move, flavor)
     try:
         spec = _spec(move, flavor, host, numa_topology, pci_requests)
-        move_allocations.to_migration(
-            conductor.placement, ctxt, instance.uuid, move.migration.uuid,
-            instance.project_id, instance.user_id)
+        hand_over = move_allocations.read_hand_over(
+            conductor.placement, ctxt, instance.uuid, move.migration.uuid)
         selections = conductor.scheduler_api.select_destinations(
-            ctxt, spec, [instance.uuid], return_alternates=True)[0]
+            ctxt, spec, [instance.uuid], return_alternates=True,
+            hand_over=hand_over)[0]
     except Exception as exc:
         move.fail(exc, traceback.format_exc())
         raise

@@ -14,5 +14,6 @@ from common.placement.move_allocations import drop_migration  # noqa
 from common.placement.move_allocations import INSTANCE_TYPE  # noqa
 from common.placement.move_allocations import MIGRATION_TYPE  # noqa
 from common.placement.move_allocations import MoveAllocationFailed  # noqa
+from common.placement.move_allocations import read_hand_over  # noqa
 from common.placement.move_allocations import to_migration  # noqa
 from common.placement.move_allocations import VERSION  # noqa

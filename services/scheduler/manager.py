@@ -62,7 +62,7 @@ class SchedulerManager(manager.Manager):
 
     @messaging.expected_exceptions(scheduling.NoValidHost)
     def select_destinations(self, ctxt, request_spec, instance_uuids,
-                            return_alternates=True):
+                            return_alternates=True, hand_over=None):
         """Choose and claim hosts; see SchedulerAPI.select_destinations.
 
         :returns: per instance, a list of Selection primitives.
@@ -70,7 +70,8 @@ class SchedulerManager(manager.Manager):
         """
         spec = spec_obj.RequestSpec.from_primitive(request_spec)
         selections, explanation = self.scheduler.select_destinations(
-            ctxt, spec, instance_uuids, return_alternates=return_alternates)
+            ctxt, spec, instance_uuids, return_alternates=return_alternates,
+            hand_over=hand_over)
         LOG.info('Scheduled %s: %s', instance_uuids,
                  [[s.service_host, s.nodename] for s, *_a in selections])
         decision_record.attach(selections, explanation)

@@ -51,11 +51,17 @@ class Request(object):
     :ivar claimed: [(host state, allocation request)] so far.
     :ivar tokens: the reservation token of each claimed instance.
     :ivar limits: the limits filters set for this request's hosts.
+    :ivar hand_over: for a moving instance, what its claim hands to the
+        migration (common/placement/move_allocations.py), or None.
     """
 
     def __init__(self, spec, instance_uuids, return_alternates=True,
-                 dry_run=False):
+                 dry_run=False, hand_over=None):
+        if hand_over is not None and len(instance_uuids) != 1:
+            raise ValueError('a hand-over moves one instance, not %d'
+                             % len(instance_uuids))
         self.spec = spec
+        self.hand_over = hand_over
         self.instance_uuids = instance_uuids
         self.return_alternates = return_alternates
         self.dry_run = dry_run
@@ -233,9 +239,8 @@ class Placer(object):
             if not request.claiming:
                 return host, alloc_req, None
             try:
-                claimed = self.placement.claim_resources(
-                    context, request.instance_uuids[index], alloc_req,
-                    request.spec.project_id, request.spec.user_id)
+                claimed = self._write_claim(context, request, index,
+                                            alloc_req)
             except placement_client.ClaimRefused as exc:
                 self.reservations.release(token)
                 LOG.warning('Claim for %s refused: %s',
@@ -257,6 +262,21 @@ class Placer(object):
                                                   request.spec)
         LOG.info('Unable to successfully claim against any host.')
         return None
+
+    def _write_claim(self, context, request, index, alloc_req):
+        """Write one candidate's claim; False when the host lost it.
+
+        A moving instance's claim hands its source to the migration in
+        the same write (``request.hand_over``).
+        """
+        uuid = request.instance_uuids[index]
+        spec = request.spec
+        if request.hand_over is not None:
+            return self.placement.claim_move(
+                context, uuid, alloc_req, spec.project_id, spec.user_id,
+                request.hand_over)
+        return self.placement.claim_resources(
+            context, uuid, alloc_req, spec.project_id, spec.user_id)
 
     def consume(self, request, host, record):
         """Account the selection in the request's host state and group.

@@ -29,7 +29,8 @@ class SchedulerAPI(object):
     API version history:
 
     * 1.0 - Initial version: select_destinations (each Selection with its
-      host's cell_uuid and availability_zone), explain,
+      host's cell_uuid and availability_zone; a moving instance's
+      ``hand_over``, sent only when given), explain,
       update_aggregates, update_instance_info, delete_instance_info,
       headroom.
     """
@@ -45,12 +46,16 @@ class SchedulerAPI(object):
         self.client = rpc.get_client(target, version_cap=cap)
 
     def select_destinations(self, ctxt, spec, instance_uuids,
-                            return_alternates=True):
+                            return_alternates=True, hand_over=None):
         """Choose and claim a host per instance (a call to one scheduler).
 
         :param spec: a RequestSpec.
         :param instance_uuids: one uuid per instance; each is the placement
             consumer of its claim.
+        :param hand_over: for one moving instance, the source allocation
+            its claim gives to the migration in the same write
+            (:func:`common.placement.move_allocations.read_hand_over`);
+            None: the claim is the instance's alone.
         :returns: per instance, a list of Selection (chosen first, then the
             alternates), each naming its host's cell and zone.
         :raises common.exception.NoValidHost: with the
@@ -62,10 +67,11 @@ class SchedulerAPI(object):
         if self.select_timeout:
             options['timeout'] = self.select_timeout
         cctxt = self.client.prepare(version='1.0', **options)
+        extra = {} if hand_over is None else {'hand_over': hand_over}
         result = cctxt.call(ctxt, 'select_destinations',
                             request_spec=spec.to_primitive(),
                             instance_uuids=list(instance_uuids),
-                            return_alternates=return_alternates)
+                            return_alternates=return_alternates, **extra)
         return [[selection_obj.Selection.from_primitive(s) for s in per]
                 for per in result]
 

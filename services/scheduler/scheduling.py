@@ -88,13 +88,16 @@ class Scheduler(object):
                                % event, {'request_spec': spec.to_primitive()})
 
     def select_destinations(self, context, spec, instance_uuids,
-                            return_alternates=True, dry_run=False):
+                            return_alternates=True, dry_run=False,
+                            hand_over=None):
         """Choose (and claim) a host for each instance.
 
         :param spec: the RequestSpec.
         :param instance_uuids: one uuid per instance (the consumers).
         :param return_alternates: add up to max_attempts - 1 alternates.
         :param dry_run: choose but claim nothing (``explain``).
+        :param hand_over: a moving instance's source allocation, handed to
+            its migration by the claim (see placing.Request).
         :returns: (selections, explanation dict); selections is a list per
             instance of Selection objects, the chosen one first.
         :raises NoValidHost: with the explanation.
@@ -112,13 +115,14 @@ class Scheduler(object):
             return selections, record.to_dict()
         try:
             selections, record = self._select(
-                context, spec, instance_uuids, return_alternates, dry_run)
+                context, spec, instance_uuids, return_alternates, dry_run,
+                hand_over)
         finally:
             self._notify(context, 'end', spec)
         return selections, record.to_dict()
 
     def _select(self, context, spec, instance_uuids, return_alternates,
-                dry_run):
+                dry_run, hand_over=None):
         """(selections, Explanation): the pipeline, run a second time on
         an answer of its own when a shared answer found no host.
         """
@@ -127,8 +131,8 @@ class Scheduler(object):
         record = _new_record(unread, spec)
         try:
             return self._schedule(context, placing.Request(
-                spec, instance_uuids, return_alternates, dry_run),
-                record, reuse=True), record
+                spec, instance_uuids, return_alternates, dry_run,
+                hand_over), record, reuse=True), record
         except NoValidHost:
             if not record.placement_answer_shared:
                 raise
@@ -139,7 +143,7 @@ class Scheduler(object):
                   'again')
         record = _new_record(unread, spec)
         return self._schedule(context, placing.Request(
-            spec, instance_uuids, return_alternates, dry_run),
+            spec, instance_uuids, return_alternates, dry_run, hand_over),
             record, reuse=False), record
 
     def _schedule(self, context, request, record, reuse):

@@ -4,14 +4,23 @@
 """The scheduler's placement calls: candidates, claims and rollbacks."""
 
 import logging
+import random
+import time
 
+from common.placement import client as placement_client
 from common.placement import microversions
+from common.placement import move_allocations
 
 LOG = logging.getLogger(__name__)
 
 CANDIDATES_VERSION = microversions.CANDIDATES
 CLAIM_VERSION = microversions.SCHEDULER_CLAIM
 DIAGNOSIS_VERSION = microversions.SCHEDULER_DIAGNOSIS
+MOVE_VERSION = microversions.MOVE_ALLOCATIONS
+#: Tries of a moving instance's claim on one host while other writes on
+#: its providers win, and the longest pause (seconds) before the second.
+HAND_OVER_ATTEMPTS = 4
+HAND_OVER_BACKOFF = 0.05
 
 
 class ClaimRefused(Exception):
@@ -77,6 +86,43 @@ class SchedulerPlacementClient(object):
             raise ClaimRefused('%d %s' % (resp.status, detail))
         LOG.info('Unable to claim resources for %s: %d %s', consumer_uuid,
                  resp.status, detail)
+        return False
+
+    def claim_move(self, context, consumer_uuid, allocation_request,
+                   project_id, user_id, hand_over):
+        """Claim one candidate for a moving instance and hand its source
+        to the migration, in one ``POST /allocations``
+        (common/placement/move_allocations.py); False when this host
+        could not take it.
+
+        NOTE: the write also touches the source's providers, which the
+        other moves off the same host write at the same time: a
+        concurrent update is tried again on the same host (a short random
+        pause apart), not held against it.
+
+        :param hand_over: what :func:`move_allocations.read_hand_over`
+            read.
+        :raises ClaimRefused: the refusal does not depend on the host
+            (the instance's allocations changed since they were read).
+        """
+        body = move_allocations.hand_over_body(
+            consumer_uuid, allocation_request['allocations'], hand_over,
+            project_id, user_id)
+        for attempt in range(HAND_OVER_ATTEMPTS):
+            if attempt:
+                time.sleep(random.uniform(0, HAND_OVER_BACKOFF * attempt))
+            resp = self.client.post('/allocations', body, MOVE_VERSION,
+                                    context)
+            if resp.ok:
+                return True
+            detail = resp.error_detail()
+            if resp.status != 409 or 'consumer generation conflict' in str(
+                    detail):
+                raise ClaimRefused('%d %s' % (resp.status, detail))
+            if resp.error_code() != placement_client.CONCURRENT_UPDATE:
+                break
+        LOG.info('Unable to claim resources for %s (moving): %d %s',
+                 consumer_uuid, resp.status, detail)
         return False
 
     def delete_allocation_for_instance(self, context, consumer_uuid):

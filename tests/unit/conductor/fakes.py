@@ -30,6 +30,7 @@ from common.db import compute_records
 from common import exception
 from common.objects import selection as selection_obj
 from common.placement import client as placement_client
+from common.placement import move_allocations
 from services.conductor import manager
 from tests.unit.db import records_fixtures as fx
 
@@ -205,12 +206,16 @@ class FakeScheduler(object):
         self.calls = []
         self.fail = None
         self.before = None
+        #: the hand_over of each call (None: a plain claim).
+        self.hand_overs = []
         # NOTE: host -> zone ('nova' for others), as the real scheduler
         # names each selection's zone from its host state's aggregates.
         self.zones = {}
 
-    def select_destinations(self, ctxt, spec, uuids, return_alternates):
+    def select_destinations(self, ctxt, spec, uuids, return_alternates,
+                            hand_over=None):
         self.calls.append((spec.to_primitive(), list(uuids)))
+        self.hand_overs.append(hand_over)
         if self.before is not None:
             self.before(spec, uuids)
         if self.fail is not None:
@@ -223,13 +228,28 @@ class FakeScheduler(object):
             for selection in selections:
                 selection.availability_zone = self.zones.get(
                     selection.service_host, 'nova')
-            self.placement.put('/allocations/%s' % uuid, {
-                'allocations': json.loads(
-                    selections[0].allocation_request)['allocations'],
-                'project_id': spec.project_id, 'user_id': spec.user_id,
-                'consumer_generation': None}, '1.36')
+            self._claim(spec, uuid, json.loads(
+                selections[0].allocation_request)['allocations'], hand_over)
             result.append(selections)
         return result
+
+    def _claim(self, spec, uuid, destination, hand_over):
+        """The claim as the scheduler writes it (with the hand-over of a
+        moving instance's source to its migration).
+        """
+        if hand_over is None:
+            # NOTE: refused for a consumer that holds something (a
+            # rebuild's check, which the real scheduler does not claim).
+            self.placement.put('/allocations/%s' % uuid, {
+                'allocations': destination,
+                'project_id': spec.project_id, 'user_id': spec.user_id,
+                'consumer_generation': None}, '1.36')
+            return
+        resp = self.placement.post(
+            '/allocations', move_allocations.hand_over_body(
+                uuid, destination, hand_over, spec.project_id,
+                spec.user_id), '1.38')
+        assert resp.ok, resp.body
 
     @staticmethod
     def _selection(spec, host):

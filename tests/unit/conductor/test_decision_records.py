@@ -28,8 +28,9 @@ def _with_decisions(world):
     """
     select = world.scheduler.select_destinations
 
-    def select_destinations(ctxt, spec, uuids, return_alternates):
-        result = select(ctxt, spec, uuids, return_alternates)
+    def select_destinations(ctxt, spec, uuids, return_alternates,
+                            hand_over=None):
+        result = select(ctxt, spec, uuids, return_alternates, hand_over)
         for index, per_instance in enumerate(result):
             chosen = per_instance[0]
             chosen.decision = {

@@ -27,7 +27,8 @@ from tests.unit.db import records_fixtures as fx
 class MoveScheduler(fakes.FakeScheduler):
     """The fake scheduler, honouring ignore_hosts and a requested host."""
 
-    def select_destinations(self, ctxt, spec, uuids, return_alternates):
+    def select_destinations(self, ctxt, spec, uuids, return_alternates,
+                            hand_over=None):
         everyone = self.hosts
         wanted = spec.requested_destination
         self.hosts = [h for h in everyone
@@ -38,7 +39,7 @@ class MoveScheduler(fakes.FakeScheduler):
             if not self.hosts:
                 raise fakes.no_valid_host('no host left')
             return super().select_destinations(ctxt, spec, uuids,
-                                               return_alternates)
+                                               return_alternates, hand_over)
         finally:
             self.hosts = everyone
 

@@ -82,6 +82,13 @@ def test_resize_moves_the_source_to_the_migration_and_casts_prep(world):
     [(spec, _uuids)] = world.scheduler.calls[-1:]
     assert spec['ignore_hosts'] == ['h1']
     assert spec['flavor']['flavorid'] == 'big'
+    # NOTE: the hand-over is the scheduler's claim: the conductor only
+    # read what the instance held, and wrote nothing to placement.
+    hand_over = world.scheduler.hand_overs[-1]
+    assert hand_over['migration_uuid'] == migration.uuid
+    assert list(hand_over['allocations']) == [_rp(world, 'h1')]
+    assert [c for c in world.placement.calls if c[0] != 'GET'] == [
+        ('PUT', '/allocations/%s' % uuid), ('POST', '/allocations')]
     [cast] = world.compute.moves
     assert (cast['method'], cast['host']) == ('prep_resize', 'h2')
     assert cast['flavor'].flavorid == 'big'
@@ -124,6 +131,8 @@ def test_no_valid_host_gives_everything_back(world):
                                                             'error')
     assert _held(world, uuid) == before
     assert _held(world, migration.uuid) == {}
+    # NOTE: nothing was handed over, so nothing is written back.
+    assert ('POST', '/allocations') not in world.placement.calls
     row = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
     assert (row.vm_state, row.task_state) == ('active', None)
     assert row.fault['message'].startswith('No valid host was found.')

@@ -90,6 +90,21 @@ class FakePlacement(object):
             self.claims[consumer] = allocations
             return True
 
+    def claim_move(self, context, consumer, alloc_req, project_id,
+                   user_id, hand_over):
+        """A claim that also gives the source to the migration."""
+        with self._lock:
+            held = self.claims.pop(consumer, None)
+        claimed = self.claim_resources(context, consumer, alloc_req,
+                                       project_id, user_id)
+        with self._lock:
+            if claimed:
+                self.claims[hand_over['migration_uuid']] = {
+                    u: dict(r) for u, r in hand_over['allocations'].items()}
+            elif held is not None:
+                self.claims[consumer] = held
+        return claimed
+
     def delete_allocation_for_instance(self, context, consumer):
         with self._lock:
             self.claims.pop(consumer, None)
