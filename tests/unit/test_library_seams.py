@@ -342,9 +342,11 @@ def test_stop_server_reaches_the_listener_and_its_executor():
 
 def test_listener_poll_cap():
     seam = 'common/rpc.py:_cap_listener_poll'
-    _require(amqpdriver, 'ACK_REQUEUE_EVERY_SECONDS_MAX', MESSAGING, seam)
     # NOTE: poll is wrapped (without functools.wraps) by a batch helper.
-    source = inspect.getsource(amqpdriver.AMQPListener)
-    assert 'ACK_REQUEUE_EVERY_SECONDS_MAX' in source, (
-        'oslo.messaging AMQPListener no longer reads '
-        'ACK_REQUEUE_EVERY_SECONDS_MAX; update %s' % seam)
+    for name in ('ACK_REQUEUE_EVERY_SECONDS_MAX',
+                 'ACK_REQUEUE_EVERY_SECONDS_MIN'):
+        _require(amqpdriver, name, MESSAGING, seam)
+        for reader in (amqpdriver.AMQPListener, amqpdriver.ReplyWaiter):
+            assert name in inspect.getsource(reader), (
+                'oslo.messaging %s no longer reads %s; update %s' % (
+                    reader.__name__, name, seam))

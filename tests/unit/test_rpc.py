@@ -6,7 +6,9 @@
 import threading
 import time
 
+from oslo_config import cfg
 import oslo_messaging as messaging
+from oslo_messaging._drivers import amqpdriver
 from oslo_messaging.notify import _impl_test as test_notifier
 import pytest
 
@@ -265,3 +267,23 @@ def test_versions_in_sync_helper():
     with pytest.raises(AssertionError) as err:
         rpc_versions.assert_versions_in_sync(EchoAPI, OldManager)
     assert '1.2' in str(err.value) and '1.1' in str(err.value)
+
+
+@pytest.mark.parametrize('prefetch, expected', [
+    (0, rpc.LISTENER_POLL_MIN), (10, 0.001)])
+def test_listeners_poll_at_most_every_50_ms_without_a_prefetch_limit(
+        monkeypatch, prefetch, expected):
+    """Without a prefetch limit the broker never waits for the queued
+    acknowledgements, so a listener need not wake up every millisecond
+    to send them; with one it must (oslo.messaging's own 1 ms).
+    """
+    monkeypatch.setattr(amqpdriver, 'ACK_REQUEUE_EVERY_SECONDS_MIN', 0.001)
+    monkeypatch.setattr(amqpdriver, 'ACK_REQUEUE_EVERY_SECONDS_MAX', 5.0)
+    conf = cfg.ConfigOpts()
+    rpc.register_opts(conf)
+    conf([])
+    conf.set_override('rabbit_qos_prefetch_count', prefetch,
+                      group='oslo_messaging_rabbit')
+    rpc._cap_listener_poll(conf)
+    assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == expected
+    assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX == rpc.LISTENER_POLL_MAX
