@@ -8,15 +8,14 @@ The API has recorded the ``live-migration`` action and task
 
     migration row (live-migration, accepted, the source)
       -> the source compute must be up
+      -> the source allocation handed to the migration consumer
       -> destination:
            forced host (2.30..2.67 ``force``, or a host below 2.30):
-             the source allocation handed to the migration consumer;
              not the source, up, a compute node of the server's cell;
              the source's resources claimed on it in placement
            otherwise: the scheduler (``requested_destination`` = the
              named host, if any; the source in ``ignore_hosts``) with
-             alternates; it claims the first and hands the source
-             allocation to the migration consumer in the same write
+             alternates; it claims the first
       -> pre-checks: the destination's (driver, move claim: NUMA cells
          and pinned CPUs fitted on it) and the source's, each a call
          bounded by ``long_rpc_timeout``; a failed one drops that host's
@@ -174,21 +173,11 @@ class _Flow(object):
         spec = move_spec.for_move(stored, self.instance, 'live-migrate',
                                   host=self.request.host)
         move_spec.refresh_group(self.conductor, self.ctxt, spec)
-        hand_over = move_allocations.read_hand_over(
-            self.conductor.placement, self.ctxt, self.uuid,
-            self.migration['uuid'])
         attempted = [self.source]
         while True:
             spec.ignore_hosts = list(attempted)
-            # NOTE: held from the first call on, even one that fails: its
-            # claim may have been written before the answer was lost (the
-            # migration holds nothing otherwise, and nothing is given
-            # back then).
-            self.held = True
             [host_list] = self.conductor.scheduler_api.select_destinations(
-                self.ctxt, spec, [self.uuid], return_alternates=True,
-                hand_over=hand_over)
-            hand_over = None
+                self.ctxt, spec, [self.uuid], return_alternates=True)
             for index, selection in enumerate(host_list):
                 _check_retries(self.uuid, attempted)
                 if index and not self._claim(selection):
@@ -268,12 +257,11 @@ class _Flow(object):
             action_event={'phase': 'start', 'event': EVENT,
                           'host': self.conductor.host}).to_primitive()
         self.check_up(self.source)
+        move_allocations.to_migration(
+            self.conductor.placement, self.ctxt, self.uuid,
+            self.migration['uuid'], instance.project_id, instance.user_id)
+        self.held = True
         if self.request.host and self.request.force:
-            move_allocations.to_migration(
-                self.conductor.placement, self.ctxt, self.uuid,
-                self.migration['uuid'], instance.project_id,
-                instance.user_id)
-            self.held = True
             host, node, data, decision = self.forced_destination()
         else:
             host, node, data, decision = self.scheduled_destination()
