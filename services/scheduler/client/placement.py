@@ -32,6 +32,21 @@ class ClaimRefused(Exception):
     """
 
 
+def _claimed(resp):
+    """Whether a claim's write was taken: True, or False when this host
+    lost it (capacity, or a provider changed meanwhile).
+
+    :raises ClaimRefused: any other answer (a consumer that changed, a
+        malformed request), which every host would give.
+    """
+    if resp.ok:
+        return True
+    detail = resp.error_detail()
+    if resp.status != 409 or 'consumer generation conflict' in str(detail):
+        raise ClaimRefused('%d %s' % (resp.status, detail))
+    return False
+
+
 class SchedulerPlacementClient(object):
     """Placement as the scheduler uses it."""
 
@@ -78,14 +93,10 @@ class SchedulerPlacementClient(object):
             context, consumer_uuid, allocation_request['allocations'],
             project_id, user_id, consumer_generation, consumer_type,
             version=CLAIM_VERSION)
-        if resp.ok:
+        if _claimed(resp):
             return True
-        detail = resp.error_detail()
-        if resp.status != 409 or 'consumer generation conflict' in str(
-                detail):
-            raise ClaimRefused('%d %s' % (resp.status, detail))
         LOG.info('Unable to claim resources for %s: %d %s', consumer_uuid,
-                 resp.status, detail)
+                 resp.status, resp.error_detail())
         return False
 
     def claim_move(self, context, consumer_uuid, allocation_request,
@@ -113,16 +124,12 @@ class SchedulerPlacementClient(object):
                 time.sleep(random.uniform(0, HAND_OVER_BACKOFF * attempt))
             resp = self.client.post('/allocations', body, MOVE_VERSION,
                                     context)
-            if resp.ok:
+            if _claimed(resp):
                 return True
-            detail = resp.error_detail()
-            if resp.status != 409 or 'consumer generation conflict' in str(
-                    detail):
-                raise ClaimRefused('%d %s' % (resp.status, detail))
             if resp.error_code() != placement_client.CONCURRENT_UPDATE:
                 break
         LOG.info('Unable to claim resources for %s (moving): %d %s',
-                 consumer_uuid, resp.status, detail)
+                 consumer_uuid, resp.status, resp.error_detail())
         return False
 
     def delete_allocation_for_instance(self, context, consumer_uuid):
