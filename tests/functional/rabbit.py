@@ -42,13 +42,19 @@ def _kombu_url():
 
 
 def check():
-    """Skip or fail the test unless the broker accepts a connection."""
-    try:
-        with kombu.Connection(_kombu_url(), connect_timeout=5) as conn:
-            conn.connect()
-    except Exception as exc:
-        skips.unavailable('RabbitMQ at %s is unreachable: %s'
-                          % (RABBIT_URL, str(exc).splitlines()[0]))
+    """Skip or fail the test unless the broker accepts a connection.
+
+    NOTE: the probe holds the broker shared: another test process may be
+    restarting RabbitMQ under the exclusive lock, and a broker that is
+    merely restarting is not a missing one.
+    """
+    with broker_lock():
+        try:
+            with kombu.Connection(_kombu_url(), connect_timeout=5) as conn:
+                conn.connect()
+        except Exception as exc:
+            skips.unavailable('RabbitMQ at %s is unreachable: %s'
+                              % (RABBIT_URL, str(exc).splitlines()[0]))
 
 
 @contextlib.contextmanager
