@@ -9,18 +9,19 @@ so that the instance's consumer holds the destination and the source
 stays held until the move ends. Nova hands the source over first (one
 ``POST /allocations`` leaving the instance's consumer empty), then the
 scheduler claims the destination. Where the scheduler claims, Berth does
-both in the scheduler's claim of a resize or cold migration instead:
-the conductor reads what the instance holds (:func:`read_hand_over`) and
-the scheduler writes the migration's source and the instance's
-destination in one ``POST`` (:func:`hand_over_body`), which saves
-placement a write per move and leaves nothing to undo when no host fits.
-:func:`to_migration` does the hand-over alone for a live migration and
-an evacuation. NOTE: a burst of moves off one host queues its writes on
-that host's provider (services/placement/objects/provider_locks.py), and
-the combined write holds it longer: a hundred live migrations off one
-host at once took 40% longer to empty it that way, so live migrations,
-the operator's way to empty a host, hand over first. Either way the move
-ends so:
+both in the scheduler's claim of a resize, a cold migration or a lone
+live migration instead: the conductor reads what the instance holds
+(:func:`read_hand_over`) and the scheduler writes the migration's source
+and the instance's destination in one ``POST`` (:func:`hand_over_body`),
+which saves placement a write per move and leaves nothing to undo when
+no host fits. :func:`to_migration` does the hand-over alone for an
+evacuation, a forced live migration and a live migration off a host
+that another is leaving. NOTE: a burst of moves off one host queues its
+writes on that host's provider
+(services/placement/objects/provider_locks.py), and the combined write
+holds it longer: a hundred live migrations off one host at once took 40%
+longer to empty it that way (services/conductor/busy_sources.py).
+Either way the move ends so:
 
 * confirmed (or a live migration or evacuation done): the migration's
   allocation is deleted (:func:`drop_migration`);

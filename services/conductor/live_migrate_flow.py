@@ -8,14 +8,18 @@ The API has recorded the ``live-migration`` action and task
 
     migration row (live-migration, accepted, the source)
       -> the source compute must be up
-      -> the source allocation handed to the migration consumer
       -> destination:
            forced host (2.30..2.67 ``force``, or a host below 2.30):
+             the source allocation handed to the migration consumer;
              not the source, up, a compute node of the server's cell;
              the source's resources claimed on it in placement
            otherwise: the scheduler (``requested_destination`` = the
              named host, if any; the source in ``ignore_hosts``) with
-             alternates; it claims the first
+             alternates; it claims the first and, for a lone move off
+             its source, hands the source allocation to the migration
+             consumer in the same write (a move off a source that
+             another is leaving hands over first, on its own:
+             services/conductor/busy_sources.py)
       -> pre-checks: the destination's (driver, move claim: NUMA cells
          and pinned CPUs fitted on it) and the source's, each a call
          bounded by ``long_rpc_timeout``; a failed one drops that host's
@@ -54,6 +58,7 @@ from common.objects import migration as migration_obj
 from common import servicegroup
 from services.conductor import action_events
 from services.conductor import allocations
+from services.conductor import busy_sources
 from services.conductor import move_allocations
 from services.conductor import move_spec
 
@@ -63,6 +68,9 @@ CONF = common.conf.CONF
 EVENT = decision_records.KIND_EVENTS['live-migrate']
 FAULT_CODE = 500
 _SERVICEGROUP = servicegroup.API(driver=servicegroup.MemoryDriver())
+# NOTE: the source hosts of the live migrations this process is choosing
+# destinations for.
+BUSY_SOURCES = busy_sources.BusySources()
 # NOTE: failures the API of a synchronous request (below 2.34) answers
 # with a 400, as Nova's does; anything else is unexpected.
 EXPECTED = (exception.NoValidHost, exception.MigrationPreCheckError,
@@ -173,11 +181,22 @@ class _Flow(object):
         spec = move_spec.for_move(stored, self.instance, 'live-migrate',
                                   host=self.request.host)
         move_spec.refresh_group(self.conductor, self.ctxt, spec)
+        hand_over = None
+        if not self.held:
+            hand_over = move_allocations.read_hand_over(
+                self.conductor.placement, self.ctxt, self.uuid,
+                self.migration['uuid'])
         attempted = [self.source]
         while True:
             spec.ignore_hosts = list(attempted)
+            # NOTE: held from the first call on, even one that fails: its
+            # claim may have been written before the answer was lost (a
+            # migration that holds nothing gives nothing back).
+            self.held = True
             [host_list] = self.conductor.scheduler_api.select_destinations(
-                self.ctxt, spec, [self.uuid], return_alternates=True)
+                self.ctxt, spec, [self.uuid], return_alternates=True,
+                hand_over=hand_over)
+            hand_over = None
             for index, selection in enumerate(host_list):
                 _check_retries(self.uuid, attempted)
                 if index and not self._claim(selection):
@@ -257,14 +276,18 @@ class _Flow(object):
             action_event={'phase': 'start', 'event': EVENT,
                           'host': self.conductor.host}).to_primitive()
         self.check_up(self.source)
-        move_allocations.to_migration(
-            self.conductor.placement, self.ctxt, self.uuid,
-            self.migration['uuid'], instance.project_id, instance.user_id)
-        self.held = True
-        if self.request.host and self.request.force:
-            host, node, data, decision = self.forced_destination()
-        else:
-            host, node, data, decision = self.scheduled_destination()
+        forced = bool(self.request.host and self.request.force)
+        with BUSY_SOURCES.choosing_from(self.source) as alone:
+            if forced or not alone:
+                move_allocations.to_migration(
+                    self.conductor.placement, self.ctxt, self.uuid,
+                    self.migration['uuid'], instance.project_id,
+                    instance.user_id)
+                self.held = True
+            if forced:
+                host, node, data, decision = self.forced_destination()
+            else:
+                host, node, data, decision = self.scheduled_destination()
         self.start(host, node, data, decision)
 
     def start(self, host, node, data, decision):

@@ -137,6 +137,7 @@ def _migrating(world):
                                   'live-migration',
                                   {'task_state': 'migrating'})
     world.scheduler.calls[:] = []
+    world.scheduler.hand_overs[:] = []
     return uuid
 
 
@@ -186,6 +187,62 @@ def test_scheduled_destination_is_checked_claimed_and_cast(world):
     assert row.migration_context['new_numa_topology'] == {
         'cells': 'on-h2'}
     assert _events(world, uuid) == [(live_migrate_flow.EVENT, 'Success')]
+
+
+def test_a_lone_move_hands_its_source_over_in_the_claim(world):
+    uuid = _migrating(world)
+    writes = []
+    post = world.placement.post
+
+    def counted(url, body, *args, **kwargs):
+        writes.append(sorted(body))
+        return post(url, body, *args, **kwargs)
+    world.placement.post = counted
+    _migrate(world, uuid)
+    migration = _only_migration(world, uuid)
+    [hand_over] = world.scheduler.hand_overs
+    assert hand_over['migration_uuid'] == migration.uuid
+    assert hand_over['allocations'] == _resources(world, 'h1')
+    # one write: the claim, which moved the source to the migration
+    assert writes == [sorted([uuid, migration.uuid])]
+    assert world.placement.allocations(migration.uuid) == _resources(
+        world, 'h1')
+    assert world.placement.allocations(uuid) == _resources(world, 'h2')
+
+
+def test_a_move_off_a_busy_source_hands_over_before_it_schedules(world):
+    uuid = _migrating(world)
+    seen = []
+
+    def before(spec, uuids):
+        # NOTE: the source is held by the migration before the scheduler
+        # is asked: the claim only writes the destination.
+        [migration] = migration_records.list_migrations(
+            fx.ctxt(), world.cell1,
+            migration_records.Filters(instance_uuid=uuid))
+        seen.append(world.placement.allocations(migration.uuid))
+    world.scheduler.before = before
+    with live_migrate_flow.BUSY_SOURCES.choosing_from('h1') as alone:
+        assert alone
+        _migrate(world, uuid)
+    assert world.scheduler.hand_overs == [None]
+    assert seen == [_resources(world, 'h1')]
+    migration = _only_migration(world, uuid)
+    assert world.placement.allocations(migration.uuid) == _resources(
+        world, 'h1')
+    assert world.placement.allocations(uuid) == _resources(world, 'h2')
+    # the source is no longer busy once the destination is chosen
+    with live_migrate_flow.BUSY_SOURCES.choosing_from('h1') as alone:
+        assert alone
+
+
+def test_no_valid_host_for_a_lone_move_leaves_the_server_its_source(world):
+    uuid = _migrating(world)
+    world.scheduler.fail = fakes.no_valid_host('nothing fits')
+    with pytest.raises(exception.NoValidHost):
+        _migrate(world, uuid)
+    _assert_rolled_back(world, uuid)
+    assert world.scheduler.hand_overs[0] is not None
 
 
 def test_a_refused_destination_moves_on_to_the_next_alternate(world):
