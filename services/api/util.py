@@ -9,6 +9,7 @@ context and microversion from the environ, validate bodies with
 answer with :func:`json_response`.
 """
 
+import datetime
 import json
 
 import jsonschema
@@ -164,8 +165,26 @@ def _datetime(value):
 
 
 def to_naive(value):
-    """``value`` (datetime or ISO string) as a naive UTC datetime."""
+    """``value`` (datetime or ISO string) as a naive UTC datetime; a
+    string is read with iso8601's grammar (a request's date-time).
+    """
     return _datetime(value)
+
+
+def record_time(value):
+    """A record's time (datetime or its ``isoformat`` string) as a naive
+    UTC datetime.
+
+    NOTE: every time of a listed server passes here; the records' own
+    form parses in C some forty times faster than with iso8601, which
+    takes anything else.
+    """
+    if isinstance(value, str):
+        try:
+            value = datetime.datetime.fromisoformat(value)
+        except ValueError:
+            value = timeutils.parse_isotime(value)
+    return timeutils.normalize_time(value)
 
 
 def iso(value):
@@ -174,7 +193,7 @@ def iso(value):
     """
     if value is None or value == '':
         return None
-    return _datetime(value).replace(microsecond=0).isoformat() + 'Z'
+    return record_time(value).replace(microsecond=0).isoformat() + 'Z'
 
 
 def iso_micro(value):
@@ -182,7 +201,7 @@ def iso_micro(value):
     """
     if value is None or value == '':
         return None
-    return _datetime(value).strftime('%Y-%m-%dT%H:%M:%S.%f')
+    return record_time(value).strftime('%Y-%m-%dT%H:%M:%S.%f')
 
 
 def json_text(value):
