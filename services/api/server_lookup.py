@@ -11,6 +11,9 @@ instance and has not yet removed the build request) is shown from its
 cell.
 """
 
+import collections
+import threading
+
 from common.db import boot_records
 from common.db import instance_records
 from common.db import instance_tags
@@ -37,6 +40,71 @@ def _not_found(uuid):
     return errors.NotFound('Instance %s could not be found.' % uuid)
 
 
+class KnownCells(object):
+    """The cell of each server this API process found in one, by the
+    server's uuid: the oldest forgotten first beyond ``size``.
+
+    NOTE: a server's cell never changes once its mapping names it (a
+    move stays in its cell), so an action on a server seen before reads
+    its cell's database only, not the API database's mapping too.
+    """
+
+    SIZE = 50000
+
+    def __init__(self, size=SIZE):
+        self._cells = collections.OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, uuid):
+        with self._lock:
+            return self._cells.get(uuid)
+
+    def remember(self, uuid, cell_uuid):
+        with self._lock:
+            self._cells[uuid] = cell_uuid
+            while len(self._cells) > self._size:
+                self._cells.popitem(last=False)
+
+    def forget(self, uuid):
+        with self._lock:
+            self._cells.pop(uuid, None)
+
+
+KNOWN_CELLS = KnownCells()
+
+
+def _mapped_cell(ctxt, uuid):
+    """(cell uuid, mapping) of a server in a cell, or (None, the build
+    request as an Instance).
+
+    :raises errors.NotFound: no mapping, or a mapping without a cell and
+        no build request.
+    """
+    mapping = boot_records.get_instance_mapping(ctxt, uuid)
+    if mapping is None:
+        raise _not_found(uuid)
+    if mapping['cell_uuid'] is None:
+        instance = boot_records.get_build_request(ctxt, uuid)
+        if instance is not None:
+            return None, instance
+        # NOTE: the conductor finished the build request just now; the
+        # mapping names the cell from this moment on.
+        mapping = boot_records.get_instance_mapping(ctxt, uuid)
+        if mapping is None or mapping['cell_uuid'] is None:
+            raise _not_found(uuid)
+    return mapping['cell_uuid'], mapping
+
+
+def _cell_down(ctxt, uuid, cell, mapping):
+    """The CellDown of a server whose cell does not answer."""
+    if mapping is None:
+        mapping = boot_records.get_instance_mapping(ctxt, uuid)
+        if mapping is None:
+            raise _not_found(uuid)
+    return down_cells.CellDown(uuid, cell, mapping)
+
+
 def find(ctxt, uuid, read_deleted=False, fault=True):
     """(Instance, CellMapping or None for a build request) of a server.
 
@@ -46,34 +114,31 @@ def find(ctxt, uuid, read_deleted=False, fault=True):
     :raises errors.NotFound: no such (live) server.
     :raises down_cells.CellDown: its cell database does not answer.
     """
-    mapping = boot_records.get_instance_mapping(ctxt, uuid)
-    if mapping is None:
-        raise _not_found(uuid)
-    if mapping['cell_uuid'] is None:
-        instance = boot_records.get_build_request(ctxt, uuid)
-        if instance is not None:
-            return instance, None
-        # NOTE: the conductor finished the build request just now; the
-        # mapping names the cell from this moment on.
-        mapping = boot_records.get_instance_mapping(ctxt, uuid)
-        if mapping is None or mapping['cell_uuid'] is None:
-            raise _not_found(uuid)
-    cell = _cell(ctxt, mapping['cell_uuid'])
+    mapping = None
+    cell_uuid = KNOWN_CELLS.get(uuid)
+    if cell_uuid is None:
+        cell_uuid, mapping = _mapped_cell(ctxt, uuid)
+        if cell_uuid is None:
+            return mapping, None
+    cell = _cell(ctxt, cell_uuid)
     if cell is None:
+        KNOWN_CELLS.forget(uuid)
         raise _not_found(uuid)
     if down_cells.known_down(cell):
-        raise down_cells.CellDown(uuid, cell, mapping)
+        raise _cell_down(ctxt, uuid, cell, mapping)
     try:
         instance = instance_records.get_instance(
             ctxt, cell_hosts.database(cell), uuid,
             read_deleted=read_deleted, fault=fault)
     except exception.InstanceNotFound:
+        KNOWN_CELLS.forget(uuid)
         raise _not_found(uuid)
     except Exception as exc:
         if not down_cells.is_down(exc):
             raise
         down_cells.mark_down(cell, exc)
-        raise down_cells.CellDown(uuid, cell, mapping)
+        raise _cell_down(ctxt, uuid, cell, mapping)
+    KNOWN_CELLS.remember(uuid, cell.uuid)
     instance.cell_uuid = cell.uuid
     return instance, cell
 
@@ -97,7 +162,7 @@ def _changed_within(instance, filters):
     changed = instance.updated_at or instance.created_at
     if changed is None:
         return False
-    changed = util.to_naive(changed)
+    changed = util.record_time(changed)
     return ((since is None or changed >= since) and
             (before is None or changed <= before))
 

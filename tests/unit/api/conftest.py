@@ -35,6 +35,7 @@ from services.api import deletion
 from services.api import deploy
 from services.api import placement_sync
 from services.api import policies
+from services.api import server_lookup
 
 CELL1_UUID = '4473067d-4c91-459f-93ae-79cb1e1203c7'
 MAX_VERSION = '2.79'
@@ -324,6 +325,8 @@ def running_world(world, monkeypatch):
     monkeypatch.setattr(cells, 'api_db', world.api_db)
     world.map_cells()
     cell_hosts.forget_cells()
+    monkeypatch.setattr(server_lookup, 'KNOWN_CELLS',
+                        server_lookup.KnownCells())
     monkeypatch.setattr(boot, 'conductor_api', lambda: world.conductor)
     monkeypatch.setattr(deletion, 'compute_api',
                         lambda cell: world.compute)

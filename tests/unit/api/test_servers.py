@@ -491,3 +491,29 @@ def test_list_tells_each_host_status(world):
     for host, uuid in uuids.items():
         _s, body, _ = world.client.get(V + '/servers/%s' % uuid)
         assert body['server']['host_status'] == listed[uuid]
+
+
+def test_a_server_seen_once_is_found_in_its_cell_directly(world,
+                                                          monkeypatch):
+    world.add_host('node1')
+    uuid = world.add_instance('cell1', host='node1')
+    reads = []
+    mapping_of = boot_records.get_instance_mapping
+
+    def counted(ctxt, instance_uuid, *args, **kwargs):
+        reads.append(instance_uuid)
+        return mapping_of(ctxt, instance_uuid, *args, **kwargs)
+    monkeypatch.setattr(boot_records, 'get_instance_mapping', counted)
+    for _ in range(3):
+        status, body, _r = world.client.get(V + '/servers/' + uuid)
+        assert status == 200 and body['server']['id'] == uuid
+    # the API database's mapping is read the first time only
+    assert reads == [uuid]
+    # a row gone from its cell (archived) is 404, and read afresh after
+    database = cells.get_cell_database(world.urls['cell1'])
+    database.writer(lambda ctx: ctx.session.execute(
+        cell_tables.instances.delete().where(
+            cell_tables.instances.c.uuid == uuid)))(world.admin_context())
+    assert world.client.get(V + '/servers/' + uuid)[0] == 404
+    assert world.client.get(V + '/servers/' + uuid)[0] == 404
+    assert reads == [uuid, uuid]
