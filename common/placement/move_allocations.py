@@ -35,9 +35,9 @@ overwritten; a concurrent write on one of the providers (another
 server's claim there) makes it read again and try again.
 
 Shared by the conductor (which hands the allocation over before it
-schedules) and the source compute of a live migration (which ends the
-move once the conductor has cast it), each with its own placement
-client.
+schedules, or has the scheduler's claim do it) and the source compute
+of a live migration (which ends the move once the conductor has cast
+it), each with its own placement client.
 """
 
 import logging
