@@ -428,27 +428,49 @@ def _event(flow, phase, result=None, tb=None):
                          flow.conductor.host, phase, result, tb)
 
 
-def live_migrate_instance(conductor, ctxt, request):
+def _migrating(conductor, ctxt, uuid, sent):
+    """(Instance, its cell's Database) of a server to live migrate, or
+    None when it is gone or no longer ``migrating``.
+
+    :param sent: the Instance primitive the API wrote ``migrating`` (the
+        flow's guarded writes find a delete since), or None to read it.
+    """
+    if sent is not None:
+        instance = instance_obj.Instance.from_primitive(sent)
+        cell_uuid, database = conductor.cells.instance_cell(
+            ctxt, uuid, hint=instance.cell_uuid)
+    else:
+        try:
+            cell_uuid, database = conductor.cells.instance_cell(ctxt, uuid)
+            instance = instance_records.get_instance(ctxt, database, uuid,
+                                                     fault=False)
+        except exception.InstanceNotFound:
+            LOG.info('Instance %s was deleted before its live migration',
+                     uuid)
+            return None
+    if instance.task_state != instance_obj.MIGRATING:
+        LOG.info('Instance %s is no longer migrating (task %s); nothing '
+                 'to do', uuid, instance.task_state)
+        return None
+    instance.cell_uuid = cell_uuid
+    return instance, database
+
+
+def live_migrate_instance(conductor, ctxt, request, instance=None):
     """Start the live migration ``request`` asks for.
 
     :param conductor: the ConductorManager.
     :param request: a :class:`LiveMigrate`.
+    :param instance: the Instance primitive as the API wrote it
+        ``migrating`` (None: read here).
     :raises: after cleaning up, one of :data:`EXPECTED` (the API's 400
         below 2.34), or common.exception.MigrationError for anything else.
     """
     uuid = request.instance_uuid
-    try:
-        cell_uuid, database = conductor.cells.instance_cell(ctxt, uuid)
-        instance = instance_records.get_instance(ctxt, database, uuid,
-                                                 fault=False)
-    except exception.InstanceNotFound:
-        LOG.info('Instance %s was deleted before its live migration', uuid)
+    found = _migrating(conductor, ctxt, uuid, instance)
+    if found is None:
         return
-    if instance.task_state != instance_obj.MIGRATING:
-        LOG.info('Instance %s is no longer migrating (task %s); nothing '
-                 'to do', uuid, instance.task_state)
-        return
-    instance.cell_uuid = cell_uuid
+    instance, database = found
     flow = _Flow(conductor, ctxt, request, database, instance.to_primitive())
     try:
         flow.run()

@@ -301,7 +301,7 @@ class ConductorManager(manager.Manager):
     @messaging.expected_exceptions(*live_migrate_flow.EXPECTED)
     def live_migrate_instance(self, ctxt, instance_uuid, host=None,
                               block_migration=None, force=False,
-                              sync=False):
+                              sync=False, instance=None):
         """Choose, check and start a live migration; see
         ConductorAPI.live_migrate_instance.
 
@@ -312,7 +312,8 @@ class ConductorManager(manager.Manager):
             live_migrate_flow.live_migrate_instance(
                 self, ctxt, live_migrate_flow.LiveMigrate(
                     instance_uuid=instance_uuid, host=host,
-                    block_migration=block_migration, force=force))
+                    block_migration=block_migration, force=force),
+                instance=instance)
         except Exception:
             if sync:
                 raise

@@ -259,7 +259,7 @@ class ConductorAPI(object):
 
     def live_migrate_instance(self, ctxt, instance_uuid, host=None,
                               block_migration=None, force=False,
-                              sync=False):
+                              sync=False, instance=None):
         """Live migrate a server the API marked ``migrating``.
 
         See services/conductor/live_migrate_flow.py.
@@ -270,6 +270,9 @@ class ConductorAPI(object):
         :param sync: wait for the destination to be chosen and checked
             (a call bounded by ``long_rpc_timeout``), as Nova's API does
             below 2.34; otherwise a cast.
+        :param instance: the Instance (or primitive) as the caller wrote
+            it ``migrating``, with its ``cell_uuid``, which the conductor
+            then need not read; None: it reads it.
         :raises common.exception.NoValidHost, MigrationPreCheckError,
             UnableToMigrateToSelf, ComputeServiceUnavailable,
             ComputeHostNotFound, MigrationError: (sync only) it failed.
@@ -277,6 +280,8 @@ class ConductorAPI(object):
         kwargs = dict(instance_uuid=instance_uuid, host=host,
                       block_migration=block_migration, force=force,
                       sync=sync)
+        if instance is not None:
+            kwargs['instance'] = _primitive(instance)
         if sync:
             cctxt = self.client.prepare(version='1.0',
                                         **rpc.long_call_options())

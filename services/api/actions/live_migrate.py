@@ -121,7 +121,7 @@ def _send(req, ctxt, cell, instance, host, block, force):
     try:
         boot.conductor_api().live_migrate_instance(
             ctxt, instance.uuid, host=host, block_migration=block,
-            force=force, sync=sync)
+            force=force, sync=sync, instance=instance)
     except BAD_REQUEST as exc:
         raise errors.BadRequest(str(exc))
     except exception.MigrationError as exc:
@@ -161,6 +161,8 @@ def migrate_live(req, value):
         _check_target(ctxt, instance, cell, host)
     instance = checks.begin(req, instance, cell, METHOD, ACTION,
                             {'task_state': inst.MIGRATING})
+    # NOTE: as written: the conductor need not read it again.
+    instance.cell_uuid = cell.uuid
     _send(req, ctxt, cell, instance, host, block, force)
     return util.no_content(202)
 

@@ -12,6 +12,7 @@ import pytest
 
 from common.db import cell_tables
 from common import exception
+from tests.unit.api import conftest
 from tests.unit.api.helpers import V
 
 
@@ -50,9 +51,13 @@ def test_live_migrate_to_the_schedulers_choice(hosts):
     assert (status, body) == (202, None)
     assert _row(hosts, uuid)['task_state'] == 'migrating'
     assert _actions(hosts, uuid) == ['live-migration']
-    assert hosts.conductor.live_migrations == [{
-        'uuid': uuid, 'host': None, 'block_migration': None,
-        'force': False, 'sync': False}]
+    [sent] = hosts.conductor.live_migrations
+    instance = sent.pop('instance')
+    assert sent == {'uuid': uuid, 'host': None, 'block_migration': None,
+                    'force': False, 'sync': False}
+    # the server as written, which the conductor then need not read
+    assert (instance.uuid, instance.task_state, instance.cell_uuid) == (
+        uuid, 'migrating', conftest.CELL1_UUID)
 
 
 @pytest.mark.parametrize('version,body,force', [

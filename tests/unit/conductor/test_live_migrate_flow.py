@@ -422,3 +422,46 @@ def test_a_server_left_migrating_without_a_migration_loses_its_task(world):
     row = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
     assert (row.vm_state, row.task_state) == ('active', None)
     assert 'was not started within 60 seconds' in row.fault['message']
+
+
+# --- the instance the API sends ---------------------------------------------
+
+def _sent(world, uuid):
+    instance = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
+    instance.cell_uuid = fakes.CELL1_UUID
+    return instance.to_primitive()
+
+
+def test_the_instance_the_api_sent_is_not_read_again(world, monkeypatch):
+    uuid = _migrating(world)
+    sent = _sent(world, uuid)
+    reads = []
+    read = instance_records.get_instance
+
+    def counted(*args, **kwargs):
+        reads.append(args[2])
+        return read(*args, **kwargs)
+    monkeypatch.setattr(instance_records, 'get_instance', counted)
+    live_migrate_flow.live_migrate_instance(
+        world.manager, fx.ctxt(),
+        live_migrate_flow.LiveMigrate(instance_uuid=uuid), instance=sent)
+    assert reads == []
+    assert _only_migration(world, uuid).dest_compute == 'h2'
+    assert ('live_migration', 'h1', 'h2') in world.computes.calls
+
+
+def test_a_sent_instance_deleted_since_leaves_nothing_held(world):
+    uuid = _migrating(world)
+    sent = _sent(world, uuid)
+    instance_records.destroy_instance(fx.ctxt(), world.cell1, uuid)
+    with pytest.raises(exception.MigrationError):
+        live_migrate_flow.live_migrate_instance(
+            world.manager, fx.ctxt(),
+            live_migrate_flow.LiveMigrate(instance_uuid=uuid),
+            instance=sent)
+    migration = _only_migration(world, uuid)
+    assert migration.status == 'failed'
+    assert world.placement.allocations(migration.uuid) == {}
+    assert world.placement.allocations(uuid) == {}
+    assert not [c for c in world.computes.calls
+                if c[0] == 'live_migration']
