@@ -10,7 +10,6 @@ seconds: cells are added rarely, by an operator) and the cell of each
 instance it has looked up (an instance never changes cell once mapped).
 """
 
-import collections
 import logging
 import threading
 import time
@@ -19,6 +18,7 @@ import common.conf
 from common import context as berth_context
 from common.db import boot_records
 from common.db import cells
+from common.db import instance_cells
 from common import exception
 
 LOG = logging.getLogger(__name__)
@@ -48,7 +48,8 @@ class CellAccess(object):
         self._lock = threading.Lock()
         self._cells = None
         self._cells_at = 0.0
-        self._instance_cells = collections.OrderedDict()
+        self._instance_cells = instance_cells.InstanceCells(
+            INSTANCE_CELL_CACHE_SIZE)
 
     @property
     def api(self):
@@ -134,11 +135,7 @@ class CellAccess(object):
 
     def remember(self, instance_uuid, cell_uuid):
         """Record that ``instance_uuid`` lives in ``cell_uuid``."""
-        with self._lock:
-            self._instance_cells[instance_uuid] = cell_uuid
-            self._instance_cells.move_to_end(instance_uuid)
-            while len(self._instance_cells) > INSTANCE_CELL_CACHE_SIZE:
-                self._instance_cells.popitem(last=False)
+        self._instance_cells.remember(instance_uuid, cell_uuid)
 
     def instance_cell(self, ctxt, instance_uuid, hint=None):
         """(cell uuid or None, Database) of the cell holding an instance.
@@ -149,8 +146,7 @@ class CellAccess(object):
 
         :raises common.exception.DBNotConfigured: no cell to look in.
         """
-        with self._lock:
-            cached = self._instance_cells.get(instance_uuid)
+        cached = self._instance_cells.get(instance_uuid)
         if cached is not None:
             return cached, self.database(cached)
         cell_uuid = None

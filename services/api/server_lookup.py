@@ -11,10 +11,8 @@ instance and has not yet removed the build request) is shown from its
 cell.
 """
 
-import collections
-import threading
-
 from common.db import boot_records
+from common.db import instance_cells
 from common.db import instance_records
 from common.db import instance_tags
 from common import exception
@@ -40,38 +38,11 @@ def _not_found(uuid):
     return errors.NotFound('Instance %s could not be found.' % uuid)
 
 
-class KnownCells(object):
-    """The cell of each server this API process found in one, by the
-    server's uuid: the oldest forgotten first beyond ``size``.
-
-    NOTE: a server's cell never changes once its mapping names it (a
-    move stays in its cell), so an action on a server seen before reads
-    its cell's database only, not the API database's mapping too.
-    """
-
-    SIZE = 50000
-
-    def __init__(self, size=SIZE):
-        self._cells = collections.OrderedDict()
-        self._size = size
-        self._lock = threading.Lock()
-
-    def get(self, uuid):
-        with self._lock:
-            return self._cells.get(uuid)
-
-    def remember(self, uuid, cell_uuid):
-        with self._lock:
-            self._cells[uuid] = cell_uuid
-            while len(self._cells) > self._size:
-                self._cells.popitem(last=False)
-
-    def forget(self, uuid):
-        with self._lock:
-            self._cells.pop(uuid, None)
-
-
-KNOWN_CELLS = KnownCells()
+#: servers whose cell this API process remembers (see
+#: common/db/instance_cells.py): an action on a server seen before reads
+#: its cell's database only, not the api database's mapping too.
+KNOWN_CELLS_SIZE = 50000
+KNOWN_CELLS = instance_cells.InstanceCells(KNOWN_CELLS_SIZE)
 
 
 def _mapped_cell(ctxt, uuid):

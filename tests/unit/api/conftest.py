@@ -26,6 +26,7 @@ from common import context as berth_context
 from common.db import api_tables
 from common.db import cell_tables
 from common.db import cells
+from common.db import instance_cells
 from common import exception
 from common.placement import client as placement_client
 from common import rpc
@@ -326,7 +327,8 @@ def running_world(world, monkeypatch):
     world.map_cells()
     cell_hosts.forget_cells()
     monkeypatch.setattr(server_lookup, 'KNOWN_CELLS',
-                        server_lookup.KnownCells())
+                        instance_cells.InstanceCells(
+                            server_lookup.KNOWN_CELLS_SIZE))
     monkeypatch.setattr(boot, 'conductor_api', lambda: world.conductor)
     monkeypatch.setattr(deletion, 'compute_api',
                         lambda cell: world.compute)
