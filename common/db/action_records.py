@@ -19,6 +19,7 @@ way: :mod:`common.db.instance_records` uses this module (an instance's
 small helper below repeats its ``iso_time``.
 """
 
+import datetime
 import logging
 
 from oslo_utils import timeutils
@@ -35,7 +36,7 @@ _EV = cell_tables.instance_actions_events
 
 # Keys of the action event update_instance may record with an update.
 ACTION_EVENT_KEYS = frozenset(('phase', 'event', 'host', 'result',
-                               'traceback', 'details'))
+                               'traceback', 'details', 'start_time'))
 
 _INSERT_ACTION = _AC.insert()
 
@@ -107,8 +108,8 @@ _FINISH_OPEN_EVENT = _EV.update().where(
     **_finish_values(()))
 _FINISHED_EVENT = _EV.insert().values(
     event=sa.bindparam('p_event'), action_id=sa.bindparam('p_action_id'),
-    start_time=sa.bindparam('p_finish_time'), host=sa.bindparam('p_host'),
-    created_at=sa.bindparam('p_finish_time'), deleted=0,
+    start_time=sa.bindparam('p_start_time'), host=sa.bindparam('p_host'),
+    created_at=sa.bindparam('p_start_time'), deleted=0,
     **_finish_values(('details',)))
 _FINISH_ACTION = {
     extra: _AC.update().where(_AC.c.id == sa.bindparam('p_id')).values(
@@ -149,27 +150,48 @@ def _action_of(ctx, uuid, event, action_id):
     return action_id
 
 
-def _start_event(ctx, uuid, event, host=None, details=None, action_id=None):
+def _time(value):
+    """A naive UTC datetime of an event's ISO ``start_time`` (None: now).
+    """
+    if value is None:
+        return timeutils.utcnow()
+    try:
+        parsed = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        parsed = timeutils.parse_isotime(value)
+    return timeutils.normalize_time(parsed)
+
+
+def _start_event(ctx, uuid, event, host=None, details=None, action_id=None,
+                 start_time=None):
     """Insert a started event under the latest action (or ``action_id``);
     its id or None.
+
+    :param start_time: when it started (ISO), if not now.
     """
     action_id = _action_of(ctx, uuid, event, action_id)
     if action_id is None:
         return None
     return ctx.session.execute(_START_EVENT, {
         'p_event': event, 'p_action_id': action_id,
-        'p_now': timeutils.utcnow(), 'p_host': host,
+        'p_now': _time(start_time), 'p_host': host,
         'p_details': details}).inserted_primary_key[0]
 
 
 def _finish_event(ctx, uuid, event, host=None, result='Success',
-                  traceback=None, details=None, action_id=None):
+                  traceback=None, details=None, action_id=None,
+                  started=None):
     """Finish the open event (or insert a finished one) and its action
     (the latest action, or ``action_id``).
 
     A failed event without ``details`` gets those its traceback gives
     (:mod:`common.db.event_details`); details the event has already are
     kept.
+
+    :param started: the start event recorded with this finish (its
+        ``start_time``, an ISO string or None for now): the event is
+        then inserted finished, its start never having been written on
+        its own.
     """
     action_id = _action_of(ctx, uuid, event, action_id)
     if action_id is None:
@@ -181,11 +203,14 @@ def _finish_event(ctx, uuid, event, host=None, result='Success',
     params = {'p_action_id': action_id, 'p_event': event, 'p_host': host,
               'p_finish_time': now, 'p_result': result,
               'p_traceback': traceback, 'p_updated_at': now,
-              'p_details': details}
+              'p_details': details, 'p_start_time': now}
+    if started is not None:
+        params['p_start_time'] = _time(started.get('start_time'))
+        ctx.session.execute(_FINISHED_EVENT, params)
     # NOTE: the open event is finished by the UPDATE that finds it; an
     # action has at most one open event of a name (a build's event is
     # finished before its reschedule starts the next).
-    if not ctx.session.execute(_FINISH_OPEN_EVENT, params).rowcount:
+    elif not ctx.session.execute(_FINISH_OPEN_EVENT, params).rowcount:
         ctx.session.execute(_FINISHED_EVENT, params)
     action = {'p_id': action_id, 'p_now': now}
     extra = ()
@@ -231,24 +256,61 @@ def check_action_event(action_event):
                          "not %r" % (action_event.get('phase'),))
     if not isinstance(action_event.get('event'), str):
         raise ValueError('action_event needs an event name')
+    start_time = action_event.get('start_time')
+    if start_time is not None:
+        if not isinstance(start_time, str):
+            raise ValueError('action_event start_time must be an ISO time')
+        _time(start_time)
 
 
-def record_action_event(ctx, uuid, action_event, action_id=None):
+def record_action_event(ctx, uuid, action_event, action_id=None,
+                        started=None):
     """Record ``action_event`` (see
     :func:`common.db.instance_records.update_instance`) under the
     instance's latest action, or under ``action_id`` when the caller
     looked it up already.
+
+    :param started: with a finish, the start event of the same name
+        recorded with it, which is then not recorded on its own (see
+        :func:`record_action_events`).
     """
     if action_event['phase'] == 'start':
         _start_event(ctx, uuid, action_event['event'],
                      action_event.get('host'), action_event.get('details'),
-                     action_id=action_id)
+                     action_id=action_id,
+                     start_time=action_event.get('start_time'))
     else:
         _finish_event(ctx, uuid, action_event['event'],
                       action_event.get('host'),
                       action_event.get('result', 'Success'),
                       action_event.get('traceback'),
-                      action_event.get('details'), action_id=action_id)
+                      action_event.get('details'), action_id=action_id,
+                      started=started)
+
+
+def _starts_the_next(events, index):
+    """Whether events[index] is a start the next event finishes."""
+    event = events[index]
+    return (event['phase'] == 'start' and index + 1 < len(events) and
+            events[index + 1]['phase'] == 'finish' and
+            events[index + 1]['event'] == event['event'] and
+            not event.get('details'))
+
+
+def record_action_events(ctx, uuid, events, action_id=None):
+    """Record ``events`` in order under one action (see
+    :func:`record_action_event`); a start followed by its own finish is
+    one finished event row (one statement rather than two).
+    """
+    index = 0
+    while index < len(events):
+        if _starts_the_next(events, index):
+            record_action_event(ctx, uuid, events[index + 1], action_id,
+                                started=events[index])
+            index += 2
+            continue
+        record_action_event(ctx, uuid, events[index], action_id)
+        index += 1
 
 
 def _event(row):

@@ -40,10 +40,8 @@ def _record_events(ctx, instance_uuid, events, action_id=None):
         return
     if action_id is None and len(events) > 1:
         action_id = action_records.latest_action_id(ctx, instance_uuid)
-    for action_event in events:
-        action_records.record_action_event(ctx, instance_uuid,
-                                           action_event,
-                                           action_id=action_id)
+    action_records.record_action_events(ctx, instance_uuid, events,
+                                        action_id=action_id)
 
 
 def get_move(ctxt, database, instance_uuid, migration_uuid,

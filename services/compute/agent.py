@@ -31,6 +31,7 @@ from services.compute import live_migration_queue
 from services.compute import move_updater
 from services.compute import record_saver
 from services.compute import report as report_mod
+from services.compute import resize
 from services.compute import resource_tracker
 from services.compute import stuck_builds
 from services.compute import utils
@@ -106,6 +107,7 @@ class ComputeAgent(object):
         self.move_updates = move_updater.MoveUpdater(
             conductor, conf.compute.record_save_delay)
         self.instance_locks = utils.KeyedLocks()
+        self.dropped_sends = resize.DroppedSends()
         self.pending_builds = stuck_builds.PendingBuilds(
             conf.compute.restart_build_grace)
         builds = conf.compute.max_concurrent_builds

@@ -118,15 +118,24 @@ class ComputeManager(manager.Manager):
                           migration_uuid, flavor, request_spec, selection,
                           alternates, node).run()
 
-    def resize_instance(self, ctxt, instance_uuid, migration_uuid, host):
-        """Power off and send a moving server (source)."""
+    def resize_instance(self, ctxt, instance_uuid, migration_uuid, host,
+                        dest_compute):
+        """Power off and send a moving server (source) to
+        ``dest_compute``.
+        """
         resize.ResizeInstance(self.agent, ctxt, self._served(host),
-                              instance_uuid, migration_uuid).run()
+                              instance_uuid, migration_uuid,
+                              dest_compute).run()
 
-    def finish_resize(self, ctxt, instance_uuid, migration_uuid, host):
-        """Start a moved server here (destination); VERIFY_RESIZE."""
-        resize.FinishResize(self.agent, ctxt, self._served(host),
-                            instance_uuid, migration_uuid).run()
+    def finish_resize(self, ctxt, instance_uuid, migration_uuid, host,
+                      instance, migration):
+        """Start a moved server here (destination); VERIFY_RESIZE.
+
+        :param instance, migration: their primitives as the source's
+            last write read them back.
+        """
+        resize.FinishResize(self.agent, ctxt, self._served(host), instance,
+                            migration).run()
 
     def confirm_resize(self, ctxt, instance_uuid, migration_uuid, host,
                        instance, migration):

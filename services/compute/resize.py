@@ -10,12 +10,12 @@ instance's lock, each with its ``compute_<step>`` action event:
 
 1. ``prep_resize`` (destination): the move claim under the tracker's
    lock (new flavor: NUMA cells, pinned CPUs, pages, PCI devices); the
-   instance's ``migration_context`` gets the old and new placements and
-   the migration goes ``pre-migrating`` -> ``migrating``. A failure
-   releases the claim and asks the conductor for the next alternate.
-2. ``resize_instance`` (source): task ``resize_migrating``, the driver
-   powers the guest off and sends it; ``post-migrating``, task
-   ``resize_migrated``.
+   instance's ``migration_context`` gets the old and new placements, the
+   migration goes ``pre-migrating`` -> ``migrating`` and the task
+   ``resize_migrating``. A failure releases the claim and asks the
+   conductor for the next alternate.
+2. ``resize_instance`` (source): the driver powers the guest off and
+   sends it; ``post-migrating``, task ``resize_finish``.
 3. ``finish_resize`` (destination): the driver creates the guest (off
    for a server that was stopped, as Nova); migration ``finished``; the
    row names the destination, new flavor and topology, vm_state
@@ -28,9 +28,22 @@ instance's lock, each with its ``compute_<step>`` action event:
    puts the row back: source, old flavor and topology, migration
    ``reverted``.
 
+Steps 1 to 4 write once each, when they end (one ``move_update``, see
+services/compute/move_updater.py), and that write sets the task of the
+step it casts: the server shows ``resize_migrating`` while its source
+sends it and ``resize_finish`` while its destination starts it, as in
+Nova, without a write of its own at each step's start (the step's start
+event goes with its end, with the time it started). The instance and
+migration that write reads back travel with the ``finish_resize`` cast.
+Nova's ``resize_migrated`` (between the send and the finish) is not
+shown.
+
 A driver failure in 2 or 3 is rolled back through 5 (the conductor gives
 the allocation back first) and ends with migration ``error`` and a
 fault, the server running on its source; never stuck in a task state.
+A source restarted while its server is in ``resize_migrating`` rolls the
+move back the same way (:func:`recover`); a ``resize_instance`` cast
+still queued for it then finds the move dropped and does nothing.
 Placement is the conductor's; the trackers count both sides from the
 migration and the context (services/compute/move_usage.py).
 """
@@ -94,19 +107,14 @@ class _Step(object):
     """One cast of a move, on one host of this agent.
 
     A step reads or writes the instance, its migration and its action
-    events together, one record write each time (the conductor's
+    events together, one record call each time (the conductor's
     ``move_get``, and ``move_update`` batched with the agent's other
-    steps by services/compute/move_updater.py): its first write reads
-    the move (and starts the step's event, with the task state of
-    :attr:`start_task` if it has one), its last one writes the outcome.
+    steps by services/compute/move_updater.py). A step whose cast
+    carries what it needs reads nothing; otherwise it reads the move
+    first (starting its event); its last write records the outcome.
     """
 
     event = None
-    #: (task state the step starts in, the one it must find) or None.
-    start_task = None
-    #: whether the step's first write reads the instance back (a step
-    #: that only needs it for notifications reads it when they ask).
-    reads_instance = True
 
     def __init__(self, agent, ctxt, host, instance_uuid, migration_uuid):
         self.agent = agent
@@ -118,12 +126,17 @@ class _Step(object):
         self.notifier = notifier_mod.for_host(host)
         self.instance = None
         self.migration = None
+        self.started = None
 
     def _event(self, phase, result=None, tb=None):
         action_event = {'phase': phase, 'event': self.event,
                         'host': self.host}
         if phase == 'finish':
             action_event.update(result=result, traceback=tb)
+        else:
+            # NOTE: a start recorded with the step's end write keeps the
+            # time the step began.
+            action_event['start_time'] = self.started
         return action_event
 
     def _finish_event(self, result, tb=None):
@@ -149,17 +162,9 @@ class _Step(object):
 
     def _load(self):
         events = [self._event('start')] if self._starts_event() else []
-        if self.start_task is None:
-            move = self.conductor.move_get(self.ctxt, self.uuid,
-                                           self.migration_uuid,
-                                           action_events=events)
-        else:
-            task, expected = self.start_task
-            move = self.agent.move_updates.update(
-                self.ctxt, self.uuid, self.migration_uuid,
-                instance_values={'task_state': task},
-                expected_task_state=[expected], action_events=events,
-                brief=not self.reads_instance)
+        move = self.conductor.move_get(self.ctxt, self.uuid,
+                                       self.migration_uuid,
+                                       action_events=events)
         self.instance, self.migration = move['instance'], move['migration']
 
     def _current_instance(self):
@@ -201,6 +206,7 @@ class _Step(object):
         meanwhile ends the whole move (see :meth:`_abandon`).
         """
         with self.agent.instance_locks(self.uuid):
+            self.started = timeutils.utcnow().isoformat()
             try:
                 self._load()
                 self._run()
@@ -331,7 +337,8 @@ class PrepResize(_Step):
             return self._reschedule(exc, traceback.format_exc())
         self._refresh(self.nodename)
         compute_api().resize_instance(
-            self.ctxt, self.instance['host'], self.uuid, self.migration_uuid)
+            self.ctxt, self.instance['host'], self.uuid, self.migration_uuid,
+            dest_compute=self.host)
         LOG.info('Prepared %s on %s (%s) for migration %s', self.uuid,
                  self.host, self.nodename, self.migration_uuid)
 
@@ -347,9 +354,11 @@ class PrepResize(_Step):
                                   []),
             new_pci_devices=list(claim.pci_devices or []))
         # NOTE: the claim is this step's work, done in memory: its event
-        # starts and ends with the one write that records it.
+        # starts and ends with the one write that records it, which also
+        # gives the server the task of the source's send.
         self._finish(migration_obj.MIGRATING, migration_obj.PRE_MIGRATING,
-                     {'migration_context': context.to_primitive()},
+                     {'migration_context': context.to_primitive(),
+                      'task_state': inst.RESIZE_MIGRATING},
                      [inst.RESIZE_PREP], events=[self._event('start')])
 
     def _reschedule(self, exc, tb):
@@ -365,35 +374,67 @@ class PrepResize(_Step):
 
 
 class ResizeInstance(_Step):
-    """Step 2, on the source."""
+    """Step 2, on the source; the server is ``resize_migrating`` (the
+    destination's prep wrote it).
+    """
 
     event = 'compute_resize_instance'
-    start_task = (inst.RESIZE_MIGRATING, inst.RESIZE_PREP)
-    reads_instance = False
+
+    def __init__(self, agent, ctxt, host, instance_uuid, migration_uuid,
+                 dest_compute):
+        super().__init__(agent, ctxt, host, instance_uuid, migration_uuid)
+        self.dest_compute = dest_compute
+
+    def _load(self):
+        # NOTE: what the cast says of the migration, until the step's
+        # write reads it back.
+        self.migration = {'uuid': self.migration_uuid,
+                          'source_compute': self.host,
+                          'dest_compute': self.dest_compute}
 
     def _run(self):
+        if self.agent.dropped_sends.dropped(self.migration_uuid):
+            LOG.info('Not sending %s from %s: its move %s was rolled back '
+                     'when this host restarted', self.uuid, self.host,
+                     self.migration_uuid)
+            return
         try:
             with self.notifier.around(self.ctxt, 'resize',
                                       self._current_instance):
                 self.agent.driver.migrate_disk_and_power_off(
-                    self.host, self.uuid, self.migration['dest_compute'])
+                    self.host, self.uuid, self.dest_compute)
         except Exception as exc:
             LOG.warning('Sending %s from %s failed: %s', self.uuid,
                         self.host, exc)
             return self._failed(exc, traceback.format_exc())
+        # NOTE: read back (instance and migration) for the destination,
+        # which then reads nothing itself.
         self._finish(migration_obj.POST_MIGRATING, migration_obj.MIGRATING,
-                     {'task_state': inst.RESIZE_MIGRATED,
+                     {'task_state': inst.RESIZE_FINISH,
                       'power_state': inst.SHUTDOWN},
-                     [inst.RESIZE_MIGRATING])
-        compute_api().finish_resize(self.ctxt, self.migration['dest_compute'],
-                                    self.uuid, self.migration_uuid)
+                     [inst.RESIZE_MIGRATING], events=[self._event('start')],
+                     brief=False)
+        compute_api().finish_resize(
+            self.ctxt, self.dest_compute, self.uuid, self.migration_uuid,
+            instance=self.instance, migration=self.migration)
 
 
 class FinishResize(_Step):
-    """Step 3, on the destination."""
+    """Step 3, on the destination; the server is ``resize_finish``.
+
+    The source sends the instance and migration its write read back:
+    the step reads nothing, and its one write is guarded by both.
+    """
 
     event = 'compute_finish_resize'
-    start_task = (inst.RESIZE_FINISH, inst.RESIZE_MIGRATED)
+
+    def __init__(self, agent, ctxt, host, instance, migration):
+        super().__init__(agent, ctxt, host, instance['uuid'],
+                         migration['uuid'])
+        self.sent = instance, migration
+
+    def _load(self):
+        self.instance, self.migration = self.sent
 
     def _run(self):
         context = self.instance.get('migration_context') or {}
@@ -417,7 +458,7 @@ class FinishResize(_Step):
              'pci_requests': list(context.get('new_pci_requests') or []),
              'vm_state': inst.RESIZED, 'task_state': None,
              'power_state': inst.RUNNING if power_on else inst.SHUTDOWN},
-            [inst.RESIZE_FINISH])
+            [inst.RESIZE_FINISH], events=[self._event('start')])
         self.agent.tracker(self.host).finish_move_claim(self.migration_uuid)
         self._refresh(node)
         LOG.info('Instance %s moved to %s (%s); VERIFY_RESIZE', self.uuid,
@@ -608,12 +649,34 @@ INTERRUPTED = ('The move was interrupted by a restart of the compute '
                'service')
 
 
+class DroppedSends(object):
+    """The moves :func:`recover` rolled back when this agent started; one
+    per agent. A ``resize_instance`` cast for one of them may still have
+    been queued (the task ``resize_migrating`` is written before the cast
+    is sent): it must not send the server that is going back.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._uuids = set()
+
+    def drop(self, migration_uuid):
+        with self._lock:
+            self._uuids.add(migration_uuid)
+
+    def dropped(self, migration_uuid):
+        with self._lock:
+            return migration_uuid in self._uuids
+
+
 def recover(agent, ctxt, host, instances):
     """Roll back the moves a restart of ``host`` interrupted while it was
-    sending the server (task ``resize_migrating``): the guest may be half
+    to send the server (task ``resize_migrating``): the guest may be half
     stopped, so it goes back as it was, through the conductor (steps 5a
-    and 5b), with a fault. Earlier and later steps are casts the broker
-    still holds for the hosts that run them.
+    and 5b), with a fault; a ``resize_instance`` cast for it that was
+    still queued then does nothing (:class:`DroppedSends`). Earlier and
+    later steps are casts the broker still holds for the hosts that run
+    them.
 
     :param instances: the host's instance primitives.
     """
@@ -632,3 +695,5 @@ def recover(agent, ctxt, host, instances):
                 ctxt, uuid, context['migration_uuid'], reason=INTERRUPTED)
         except Exception:
             LOG.exception('Could not roll back the move of %s', uuid)
+            continue
+        agent.dropped_sends.drop(context['migration_uuid'])

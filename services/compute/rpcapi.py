@@ -136,16 +136,24 @@ class ComputeAPI(object):
                                  migration_uuid=migration_uuid, host=host,
                                  **kwargs)
 
-    def resize_instance(self, ctxt, host, instance_uuid, migration_uuid):
-        """Power off and send the server from its source ``host`` (cast).
+    def resize_instance(self, ctxt, host, instance_uuid, migration_uuid,
+                        dest_compute):
+        """Power off and send the server from its source ``host`` to
+        ``dest_compute`` (cast).
         """
         self._move_cast(ctxt, 'resize_instance', host, instance_uuid,
-                        migration_uuid)
+                        migration_uuid, dest_compute=dest_compute)
 
-    def finish_resize(self, ctxt, host, instance_uuid, migration_uuid):
-        """Start the moved server on the destination ``host`` (cast)."""
+    def finish_resize(self, ctxt, host, instance_uuid, migration_uuid,
+                      instance, migration):
+        """Start the moved server on the destination ``host`` (cast).
+
+        :param instance, migration: the Instance and Migration (or
+            primitives) as the source's last write read them back.
+        """
         self._move_cast(ctxt, 'finish_resize', host, instance_uuid,
-                        migration_uuid)
+                        migration_uuid, instance=_primitive(instance),
+                        migration=_primitive(migration))
 
     def confirm_resize(self, ctxt, host, instance, migration):
         """Remove the confirmed move's old guest on the source (cast).

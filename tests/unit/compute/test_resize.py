@@ -32,11 +32,29 @@ class _Casts(object):
 
     def __init__(self):
         self.sent = []
+        self.carried = []
 
     def __getattr__(self, method):
         def cast(ctxt, host, instance_uuid, migration_uuid, **kwargs):
             self.sent.append((method, host))
+            self.carried.append(kwargs)
         return cast
+
+
+def _send(manager, instance, migration, dest=DST):
+    """The source's step, cast by the destination's prep."""
+    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC,
+                            dest_compute=dest)
+
+
+def _finish(manager, casts):
+    """The destination's step, with what the source's cast carried."""
+    assert casts.sent[-1] == ('finish_resize', DST)
+    carried = casts.carried[-1]
+    manager.finish_resize(_ctxt(), carried['instance']['uuid'],
+                          carried['migration']['uuid'], host=DST,
+                          instance=carried['instance'],
+                          migration=carried['migration'])
 
 
 @pytest.fixture
@@ -75,10 +93,10 @@ def _prep(agent, manager, instance, migration):
                         {'nodename': DST, 'limits': {}}, [], host=DST)
 
 
-def _run_to_verify(agent, manager, instance, migration):
+def _run_to_verify(agent, manager, instance, migration, casts):
     _prep(agent, manager, instance, migration)
-    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
-    manager.finish_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    _send(manager, instance, migration)
+    _finish(manager, casts)
     return agent.conductor.instance_get(None, instance['uuid'])
 
 
@@ -107,10 +125,10 @@ def test_a_resize_runs_to_verify_resize_then_confirm(move):
     assert casts.sent == [('resize_instance', SRC)]
     # NOTE: both sides count while the move is in flight.
     assert (_used(agent, SRC), _used(agent, DST)) == (1, 2)
-    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    _send(manager, instance, migration)
     assert agent.driver.get_info(SRC, instance['uuid']) == inst.SHUTDOWN
     assert casts.sent[-1] == ('finish_resize', DST)
-    manager.finish_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    _finish(manager, casts)
     row = agent.conductor.instance_get(None, instance['uuid'])
     assert (row['host'], row['flavor']['vcpus']) == (DST, 2)
     assert (row['vm_state'], row['task_state']) == (inst.RESIZED, None)
@@ -131,7 +149,7 @@ def test_a_resize_runs_to_verify_resize_then_confirm(move):
 
 def test_a_revert_puts_the_server_back_with_its_old_flavor(move):
     agent, manager, instance, migration, casts = move()
-    _run_to_verify(agent, manager, instance, migration)
+    _run_to_verify(agent, manager, instance, migration, casts)
     agent.conductor.migrations[migration]['status'] = 'reverting'
     agent.conductor.instances[instance['uuid']]['task_state'] = \
         inst.RESIZE_REVERTING
@@ -149,9 +167,9 @@ def test_a_revert_puts_the_server_back_with_its_old_flavor(move):
 
 
 def test_a_stopped_server_stays_stopped(move):
-    agent, manager, instance, migration, _casts = move(
+    agent, manager, instance, migration, casts = move(
         old_vm_state=inst.STOPPED)
-    row = _run_to_verify(agent, manager, instance, migration)
+    row = _run_to_verify(agent, manager, instance, migration, casts)
     assert row['power_state'] == inst.SHUTDOWN
     assert agent.driver.get_info(DST, instance['uuid']) == inst.SHUTDOWN
     _confirm(agent, manager, instance['uuid'], migration)
@@ -177,7 +195,7 @@ def test_a_source_that_fails_rolls_the_move_back(move):
     agent, manager, instance, migration, casts = move(
         fail_actions=['migrate_disk_and_power_off'])
     _prep(agent, manager, instance, migration)
-    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    _send(manager, instance, migration)
     [call] = agent.conductor.move_calls
     assert call[:3] == ('revert_resize', instance['uuid'], migration)
     assert 'fail_actions' in call[3]
@@ -196,8 +214,8 @@ def test_a_source_that_fails_rolls_the_move_back(move):
 
 
 def test_old_finished_moves_are_confirmed_after_the_window(move):
-    agent, manager, instance, migration, _casts = move()
-    _run_to_verify(agent, manager, instance, migration)
+    agent, manager, instance, migration, casts = move()
+    _run_to_verify(agent, manager, instance, migration, casts)
     agent.conductor.migrations[migration]['updated_at'] = \
         timeutils.utcnow().isoformat()
     agent.update_all()
@@ -212,7 +230,7 @@ def test_old_finished_moves_are_confirmed_after_the_window(move):
 
 
 def test_a_restart_while_sending_rolls_the_move_back(move):
-    agent, manager, instance, migration, _casts = move()
+    agent, manager, instance, migration, casts = move()
     _prep(agent, manager, instance, migration)
     agent.conductor.instances[instance['uuid']]['task_state'] = \
         inst.RESIZE_MIGRATING
@@ -223,12 +241,31 @@ def test_a_restart_while_sending_rolls_the_move_back(move):
     assert agent.conductor.faults[-1]['message'] == resize.INTERRUPTED
 
 
+def test_a_send_still_queued_at_a_restart_finds_its_move_rolled_back(move):
+    """The prep wrote ``resize_migrating`` and cast the send; the source
+    restarted before it took the cast: the move goes back, and the cast
+    taken afterwards leaves the guest alone.
+    """
+    agent, manager, instance, migration, casts = move()
+    _prep(agent, manager, instance, migration)
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert row['task_state'] == inst.RESIZE_MIGRATING
+    resize.recover(agent, _ctxt(), SRC,
+                   agent.conductor.instances_get_by_host(None, SRC))
+    assert agent.conductor.move_calls == [
+        ('revert_resize', instance['uuid'], migration, resize.INTERRUPTED)]
+    _send(manager, instance, migration)
+    assert agent.driver.get_info(SRC, instance['uuid']) == inst.RUNNING
+    assert casts.sent == [('resize_instance', SRC)]
+    assert agent.conductor.migrations[migration]['status'] == 'migrating'
+
+
 def test_a_finish_that_fails_rolls_the_move_back(move):
-    agent, manager, instance, migration, _casts = move(
+    agent, manager, instance, migration, casts = move(
         fail_actions=['finish_migration:%s' % DST])
     _prep(agent, manager, instance, migration)
-    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
-    manager.finish_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    _send(manager, instance, migration)
+    _finish(manager, casts)
     [call] = agent.conductor.move_calls
     assert call[:3] == ('revert_resize', instance['uuid'], migration)
     assert instance['uuid'] not in agent.driver.list_guests(DST)
@@ -278,7 +315,7 @@ def test_a_server_deleted_while_it_is_sent_drops_its_whole_move(
     # NOTE: the API marks the delete while the source sends the guest.
     agent.conductor.instances[instance['uuid']]['task_state'] = \
         inst.DELETING
-    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    _send(manager, instance, migration)
     assert casts.sent == [('resize_instance', SRC)]
     assert agent.conductor.migrations[migration]['status'] == 'error'
     assert _held(placement, migration) == {}
@@ -293,11 +330,11 @@ def test_a_step_after_the_delete_drops_the_move(move, placement):
     agent, manager, instance, migration, casts = move()
     _placed(agent, placement, instance, migration)
     _prep(agent, manager, instance, migration)
-    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    _send(manager, instance, migration)
     # NOTE: the delete ran on the source meanwhile (its own allocation,
     # its row); finish_resize then finds no server.
     agent.conductor.instance_destroy(_ctxt(), instance['uuid'])
-    manager.finish_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    _finish(manager, casts)
     assert agent.conductor.migrations[migration]['status'] == 'error'
     assert _held(placement, migration) == {}
     assert instance['uuid'] not in agent.driver.list_guests(DST)
@@ -323,7 +360,7 @@ def test_a_move_ended_by_someone_else_is_left_to_them(move, placement):
     _prep(agent, manager, instance, migration)
     # NOTE: e.g. the conductor's stuck-move bound: task cleared.
     agent.conductor.instances[instance['uuid']]['task_state'] = None
-    manager.resize_instance(_ctxt(), instance['uuid'], migration, host=SRC)
+    _send(manager, instance, migration)
     assert casts.sent == [('resize_instance', SRC)]
     assert agent.conductor.migrations[migration]['status'] == 'migrating'
     assert _held(placement, migration) != {}
@@ -347,13 +384,11 @@ def test_notifications_show_each_step_and_cost_no_reads_when_off(
     """
     from services.compute import notifier as notifier_mod
 
-    def steps(agent, manager, instance, migration):
+    def steps(agent, manager, instance, migration, casts):
         del agent.conductor.calls[:]
         _prep(agent, manager, instance, migration)
-        manager.resize_instance(_ctxt(), instance['uuid'], migration,
-                                host=SRC)
-        manager.finish_resize(_ctxt(), instance['uuid'], migration,
-                              host=DST)
+        _send(manager, instance, migration)
+        _finish(manager, casts)
         calls = [c for c in agent.conductor.calls if c.startswith(
             ('instance', 'move'))]
         primitives = (
@@ -366,14 +401,15 @@ def test_notifications_show_each_step_and_cost_no_reads_when_off(
                                migration=primitives[1])
         return calls + [c for c in agent.conductor.calls if c.startswith(
             ('instance', 'move'))]
-    assert steps(*move()[:4]) == ['move_update'] * 6
+    # NOTE: one write per step, at its end; none reads the move.
+    assert steps(*move()) == ['move_update'] * 4
 
-    agent, manager, instance, migration, _casts = move()
+    agent, manager, instance, migration, casts = move()
     sent = _Sent()
     for host in (SRC, DST):
         monkeypatch.setattr(notifier_mod.for_host(host), '_notifier', sent)
-    assert steps(agent, manager, instance, migration) == [
-        'move_update', 'move_update', 'instance_get'] + ['move_update'] * 4
+    assert steps(agent, manager, instance, migration, casts) == [
+        'move_update', 'instance_get'] + ['move_update'] * 3
     shown = [(event, data['state'], data['task_state'], data['host'])
              for event, data in sent.sent]
     assert shown == [
@@ -391,7 +427,8 @@ def test_batched_steps_write_through_move_updates(make_agent, monkeypatch):
     """With ``record_save_delay`` the steps' writes go in move_updates
     calls, and the move ends exactly as when each goes alone.
     """
-    monkeypatch.setattr(resize, 'compute_api', lambda: _Casts())
+    casts = _Casts()
+    monkeypatch.setattr(resize, 'compute_api', lambda: casts)
     agent = make_agent(fake_driver={'host_count': 2},
                        compute={'record_save_delay': 0.02})
     conductor = agent.conductor
@@ -407,7 +444,7 @@ def test_batched_steps_write_through_move_updates(make_agent, monkeypatch):
     manager = manager_mod.ComputeManager(agent)
     del conductor.calls[:]
     _run_to_verify(agent, manager, conductor.instance_get(
-        None, instance['uuid']), migration)
+        None, instance['uuid']), migration, casts)
     _confirm(agent, manager, instance['uuid'], migration)
     agent.stop()
     row = conductor.instance_get(None, instance['uuid'])
@@ -415,8 +452,8 @@ def test_batched_steps_write_through_move_updates(make_agent, monkeypatch):
         DST, inst.ACTIVE, None)
     assert conductor.migrations[migration]['status'] == 'confirmed'
     assert 'move_update' not in conductor.calls
-    # prep (1), resize_instance (2), finish_resize (2), confirm (1)
-    assert conductor.calls.count('move_updates') == 6
+    # prep, resize_instance, finish_resize, confirm: one write each
+    assert conductor.calls.count('move_updates') == 4
     assert [(e, p, r) for u, e, p, r in conductor.events
             if e == 'compute_resize_instance'] == [
         ('compute_resize_instance', 'start', None),

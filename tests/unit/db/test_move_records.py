@@ -76,6 +76,38 @@ def test_step_written_at_once(cell, move):
     assert _events(cell, uuid) == [(EVENT, 'Success')]
 
 
+def test_a_step_started_earlier_keeps_its_start_time(cell, move):
+    """A step's start and finish written together are one event that
+    started when the compute says it did.
+    """
+    uuid, migration_uuid = move
+    move_records.update_move(
+        fx.ctxt(), cell, uuid, migration_uuid,
+        action_events=[{'phase': 'start', 'event': EVENT, 'host': 'src',
+                        'start_time': '2026-01-02T03:04:05.000006'},
+                       {'phase': 'finish', 'event': EVENT, 'host': 'src',
+                        'result': 'Success'}], brief=True)
+    action, = action_records.list_actions(fx.ctxt(), cell, uuid)
+    event, = action['events']
+    assert event['start_time'] == '2026-01-02T03:04:05.000006'
+    assert event['finish_time'] > event['start_time']
+    assert (event['result'], event['host']) == ('Success', 'src')
+    # NOTE: a start alone keeps its time too, and its finish closes it.
+    other = 'compute_finish_resize'
+    move_records.get_move(fx.ctxt(), cell, uuid, migration_uuid,
+                          action_events=[{
+                              'phase': 'start', 'event': other,
+                              'start_time': '2026-01-02T03:04:06'}])
+    move_records.update_move(
+        fx.ctxt(), cell, uuid, migration_uuid, action_events=[
+            {'phase': 'finish', 'event': other, 'result': 'Success'}],
+        brief=True)
+    action, = action_records.list_actions(fx.ctxt(), cell, uuid)
+    assert [(e['event'], e['start_time'][:19], e['result'])
+            for e in action['events'] if e['event'] == other] == [
+        (other, '2026-01-02T03:04:06', 'Success')]
+
+
 def test_a_failed_guard_leaves_nothing_written(cell, move):
     uuid, migration_uuid = move
     with pytest.raises(exception.UnexpectedTaskStateError):
