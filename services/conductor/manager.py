@@ -263,15 +263,18 @@ class ConductorManager(manager.Manager):
     @messaging.expected_exceptions(exception.NoValidHost,
                                    exception.InstanceNotFound)
     def migrate_server(self, ctxt, instance_uuid, flavor=None, host=None,
-                       numa_topology=False, pci_requests=None):
+                       numa_topology=False, pci_requests=None,
+                       instance=None):
         """Schedule a resize or cold migration; see ConductorAPI.
 
         :param flavor: the new Flavor primitive of a resize, or None.
+        :param instance: the Instance primitive as the API wrote it, or
+            None.
         :returns: the destination host.
         """
         return migrate_flow.migrate_server(
             self, ctxt, instance_uuid, migrate_flow.flavor_of(flavor), host,
-            numa_topology, pci_requests)
+            numa_topology, pci_requests, instance=instance)
 
     def migrate_reschedule(self, ctxt, instance_uuid, migration_uuid,
                            request_spec, alternates, failed_host, reason):

@@ -110,17 +110,18 @@ class _Move(object):
         return cls(conductor, ctxt, instance, cell_uuid, database, migration)
 
     @classmethod
-    def sent(cls, conductor, ctxt, instance, migration):
-        """The move of an Instance and Migration primitive a caller read
-        (nothing is read here; a server deleted since is found by the
-        compute step's guarded write).
+    def sent(cls, conductor, ctxt, instance, migration=None):
+        """The move of an Instance (and Migration) primitive a caller
+        read or wrote (nothing is read here; a server deleted since is
+        found by the compute step's guarded write).
         """
         instance = instance_obj.Instance.from_primitive(instance)
         cell_uuid, database = conductor.cells.instance_cell(
             ctxt, instance.uuid, hint=instance.cell_uuid)
         instance.cell_uuid = cell_uuid
-        return cls(conductor, ctxt, instance, cell_uuid, database,
-                   migration_obj.Migration.from_primitive(migration))
+        if migration is not None:
+            migration = migration_obj.Migration.from_primitive(migration)
+        return cls(conductor, ctxt, instance, cell_uuid, database, migration)
 
     @property
     def kind(self):
@@ -251,15 +252,21 @@ def _spec(move, flavor, host, numa_topology, pci_requests):
 
 
 def migrate_server(conductor, ctxt, instance_uuid, flavor=None, host=None,
-                   numa_topology=False, pci_requests=None):
+                   numa_topology=False, pci_requests=None, instance=None):
     """Schedule a resize or cold migration and cast prep_resize.
 
     :param flavor: the new Flavor of a resize, None for a migration.
+    :param instance: the Instance primitive as the API wrote it
+        ``resize_prep`` (a delete since is found by the destination's
+        guarded write, which drops the move); None reads it.
     :returns: the destination host.
     :raises common.exception.NoValidHost: no host fits (the move is
         undone, see the module doc).
     """
-    move = _Move.load(conductor, ctxt, instance_uuid)
+    if instance is not None:
+        move = _Move.sent(conductor, ctxt, instance)
+    else:
+        move = _Move.load(conductor, ctxt, instance_uuid)
     if move is None:
         raise exception.InstanceNotFound(instance_id=instance_uuid)
     instance = move.instance

@@ -190,7 +190,8 @@ class ConductorAPI(object):
     # --- resize and cold migration (services/conductor/migrate_flow.py) ------
 
     def migrate_server(self, ctxt, instance_uuid, flavor=None, host=None,
-                       numa_topology=False, pci_requests=None):
+                       numa_topology=False, pci_requests=None,
+                       instance=None):
         """Schedule a resize (``flavor``) or cold migration (a call, as
         Nova's: the API learns a NoValidHost; at most ``[conductor]
         schedule_timeout``, default ``long_rpc_timeout``, but a conductor
@@ -203,6 +204,9 @@ class ConductorAPI(object):
         :param numa_topology: the new flavor's NUMA request primitive
             (None: none); False keeps the stored one (a migration).
         :param pci_requests: the new flavor's PCI requests, or None.
+        :param instance: the Instance (or primitive) as the caller wrote
+            it ``resize_prep``, with its ``cell_uuid``, which the conductor
+            then need not read; None: it reads it.
         :raises common.exception.NoValidHost: no host fits; the server is
             back as it was, with a fault.
         """
@@ -210,10 +214,11 @@ class ConductorAPI(object):
         options['timeout'] = (common.conf.CONF.conductor.schedule_timeout or
                               options['timeout'])
         cctxt = self.client.prepare(version='1.0', **options)
-        return cctxt.call(ctxt, 'migrate_server', instance_uuid=instance_uuid,
-                          flavor=flavor, host=host,
-                          numa_topology=numa_topology,
-                          pci_requests=pci_requests)
+        kwargs = dict(instance_uuid=instance_uuid, flavor=flavor, host=host,
+                      numa_topology=numa_topology, pci_requests=pci_requests)
+        if instance is not None:
+            kwargs['instance'] = _primitive(instance)
+        return cctxt.call(ctxt, 'migrate_server', **kwargs)
 
     def migrate_reschedule(self, ctxt, instance_uuid, migration_uuid,
                            request_spec, alternates, failed_host, reason):

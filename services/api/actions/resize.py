@@ -177,13 +177,15 @@ def _move(req, instance, cell, action, flavor=None, host=None):
         raise errors.Conflict('Instance %s is not ready' % instance.uuid)
     system_metadata = dict(instance.system_metadata or {},
                            **{OLD_VM_STATE: instance.vm_state})
-    checks.begin(req, instance, cell, action, action,
-                 {'task_state': inst.RESIZE_PREP,
-                  'system_metadata': system_metadata}, brief=True)
+    written = checks.begin(req, instance, cell, action, action,
+                           {'task_state': inst.RESIZE_PREP,
+                            'system_metadata': system_metadata})
+    # NOTE: as written: the conductor need not read it again.
+    written.cell_uuid = cell.uuid
     try:
         boot.conductor_api().migrate_server(
             ctxt, instance_uuid=instance.uuid, flavor=new_flavor, host=host,
-            numa_topology=numa, pci_requests=pci)
+            numa_topology=numa, pci_requests=pci, instance=written)
     except exception.NoValidHost as exc:
         # NOTE: the conductor has put the server back and recorded the
         # fault; the caller learns it here, as Nova's API answers it.

@@ -10,6 +10,7 @@ from oslo_utils import timeutils
 
 from common.db import cell_tables
 from common.db import cells
+from tests.unit.api import conftest
 from tests.unit.api import helpers
 from tests.unit.api.helpers import V
 
@@ -178,6 +179,11 @@ def test_migrate_is_for_admins_and_takes_a_host_from_2_56(world):
     assert status == 202, body
     [move] = world.conductor.moves
     assert move['host'] == 'other' and move['flavor'] is None
+    # the server as written, which the conductor then need not read
+    instance = move['instance']
+    assert (instance.uuid, instance.task_state, instance.cell_uuid) == (
+        server, 'resize_prep', conftest.CELL1_UUID)
+    assert instance.system_metadata['old_vm_state'] == 'active'
 
 
 def test_confirm_needs_verify_resize_and_a_finished_migration(world):

@@ -212,6 +212,26 @@ def test_a_confirm_sent_what_the_api_claimed_reads_nothing(world,
                                           'confirming')
 
 
+def test_a_migration_sent_the_server_the_api_wrote_reads_nothing(
+        world, monkeypatch):
+    uuid = _active(world, action='migrate')
+    written = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
+    written.cell_uuid = fakes.CELL1_UUID
+
+    def no_read(*args, **kwargs):
+        raise AssertionError('the server was read again')
+    monkeypatch.setattr(migrate_flow.instance_records, 'get_instance',
+                        no_read)
+    dest = migrate_flow.migrate_server(world.manager, fx.ctxt(), uuid,
+                                       instance=written.to_primitive())
+    assert dest == 'h2'
+    migration = _migration(world, uuid)
+    assert (migration.migration_type, migration.source_compute,
+            migration.dest_compute) == ('migration', 'h1', 'h2')
+    [cast] = world.compute.moves
+    assert (cast['method'], cast['host']) == ('prep_resize', 'h2')
+
+
 def test_revert_gives_the_source_back_and_casts_the_destination(world):
     uuid, cast = _moved(world)
     source = _held(world, cast['migration_uuid'])
