@@ -12,9 +12,9 @@ in placement. Then, as in Nova::
                                pinned CPUs fitted again on this host)
     conductor --call--> source check_can_live_migrate_source
     conductor --cast--> source live_migration
-        1. migration queued (the agent's queue: at most
-           ``[DEFAULT] max_concurrent_live_migrations`` from each host at
-           once), then preparing
+        1. the agent's queue (at most ``[DEFAULT]
+           max_concurrent_live_migrations`` from each host at once;
+           migration ``queued`` while it waits), then preparing
         2. --call--> dest pre_live_migration (the claim still held?)
         3. migration running; the driver copies, writing the progress
            (memory_*, disk_*); an abort or force-complete reaches it
@@ -271,6 +271,9 @@ class LiveMigrationTask(object):
         self.conductor = agent.conductor
         self.control = virt_migration.Control()
         self.instance = None
+        # NOTE: the status the first write of the run finds: queued when
+        # the migration had to wait for a slot (see enqueue).
+        self._from = migration_obj.ACCEPTED
         self.moved = False
         self.clock = time.monotonic
         # When progress was last recorded (the copy's start at first),
@@ -284,11 +287,18 @@ class LiveMigrationTask(object):
             migration_values=values, expected_status=expected, brief=True)
 
     def enqueue(self):
-        """Step 1: queued on the agent's live migration queue (an abort
-        reaches the migration from now on); the RPC thread returns.
+        """Step 1: run at once when the host has a free slot, else
+        ``queued`` on the agent's live migration queue (an abort reaches
+        the migration from now on); the RPC thread returns.
+
+        NOTE: a migration that starts at once is never shown queued: its
+        first write (preparing) takes it from accepted, one write fewer.
         """
         with _CONTROLS_LOCK:
             _CONTROLS[self.migration_uuid] = self.control
+        if self.agent.live_migrations.start_now(self.host, self.run):
+            return
+        self._from = migration_obj.QUEUED
         try:
             self.instance = self.agent.move_updates.update(
                 self.ctxt, self.uuid, self.migration_uuid,
@@ -317,6 +327,7 @@ class LiveMigrationTask(object):
     def _run(self):
         notifier = notifier_mod.for_host(self.host)
         try:
+            self._start()
             with notifier.around(self.ctxt, 'live_migration_pre',
                                  lambda: self.instance):
                 self._prepare()
@@ -338,11 +349,20 @@ class LiveMigrationTask(object):
         if self.control.aborted:
             raise virt_migration.LiveMigrationAborted(uuid=self.uuid)
 
-    def _prepare(self):
-        """Steps 1-2: preparing, the destination's own preparation."""
+    def _start(self):
+        """Step 2 begins: preparing (the instance read back unless the
+        queued write read it).
+        """
         self._check_abort()
-        self._migration({'status': migration_obj.PREPARING},
-                        migration_obj.QUEUED)
+        move = self.agent.move_updates.update(
+            self.ctxt, self.uuid, self.migration_uuid,
+            migration_values={'status': migration_obj.PREPARING},
+            expected_status=self._from, brief=self.instance is not None)
+        if move['instance'] is not None:
+            self.instance = move['instance']
+
+    def _prepare(self):
+        """Step 2: the destination's own preparation."""
         _compute_api(self.agent).pre_live_migration(
             self.ctxt, self.dest, self.uuid, self.migration_uuid)
         self._check_abort()
@@ -463,11 +483,13 @@ class LiveMigrationTask(object):
         except Exception as again:
             LOG.warning('Could not tell %s to drop its claim for %s: %s',
                         self.dest, self.uuid, again)
+        # NOTE: a run whose first write failed has not read the instance.
+        owner = self.instance or self._current() or {}
         try:
             move_allocations.back_to_instance(
                 self.agent.report.client, self.ctxt, self.uuid,
-                self.migration_uuid, (self.instance or {}).get('project_id'),
-                (self.instance or {}).get('user_id'))
+                self.migration_uuid, owner.get('project_id'),
+                owner.get('user_id'))
         except Exception:
             LOG.exception('Could not give the allocation of migration %s '
                           'back to %s', self.migration_uuid, self.uuid)

@@ -8,9 +8,9 @@ A live migration's source calls its destination (``pre_live_migration``,
 server's own threads, enough concurrent migrations would hold every one
 of them, and the destination's calls, which need one of those threads
 when the destination is a host of the same agent, would wait until they
-time out. So the RPC handler only queues the migration (status
-``queued``) and returns; the migration runs here, as Nova's compute runs
-it on its live migration executor:
+time out. So the RPC handler only hands the migration over (status
+``queued`` when it must wait for a slot) and returns; the migration runs
+here, as Nova's compute runs it on its live migration executor:
 
 * at most ``[DEFAULT] max_concurrent_live_migrations`` at a time from
   each host (0: no limit), the others waiting in arrival order;
@@ -44,12 +44,23 @@ class LiveMigrationQueue(object):
 
     def submit(self, host, work):
         """Run ``work()`` when ``host`` has a free slot."""
+        self._start(host, work, wait=True)
+
+    def start_now(self, host, work):
+        """Run ``work()`` at once if ``host`` has a free slot: True;
+        otherwise False, and nothing is queued.
+        """
+        return self._start(host, work, wait=False)
+
+    def _start(self, host, work, wait):
         with self._cond:
             if self.per_host and self._running[host] >= self.per_host:
-                self._waiting[host].append(work)
-                return
+                if wait:
+                    self._waiting[host].append(work)
+                return False
             self._running[host] += 1
         self._executor.submit(self._run, host, work)
+        return True
 
     def _run(self, host, work):
         while work is not None:

@@ -4,6 +4,7 @@
 """Both ends of a live migration on one agent simulating two hosts."""
 
 import json
+import threading
 import time
 
 import pytest
@@ -176,6 +177,50 @@ def test_a_pinned_server_moves_with_new_pins_and_its_allocation(
     assert agent.conductor.nodes[('cn1', 'cn1')]['vcpus_used'] == 4
     assert _events(agent, inst['uuid'], live_migration.EVENT) == [
         ('finish', 'Success')]
+
+
+def _statuses(agent, monkeypatch):
+    """The migration statuses the source's writes set, in order."""
+    written = []
+    update = agent.move_updates.update
+
+    def recorded(ctxt, uuid, migration_uuid, **changes):
+        status = (changes.get('migration_values') or {}).get('status')
+        if status:
+            written.append((changes.get('expected_status'), status))
+        return update(ctxt, uuid, migration_uuid, **changes)
+    monkeypatch.setattr(agent.move_updates, 'update', recorded)
+    return written
+
+
+def test_a_migration_with_a_free_slot_starts_without_queueing(
+        agent, placement, monkeypatch):
+    inst, spec = _build(agent, placement, 'cn0')
+    migration, data = _start(agent, placement, inst, spec)
+    written = _statuses(agent, monkeypatch)
+    row, ended = _migrate(agent, migration, data)
+    assert (row['host'], ended['status']) == ('cn1', 'completed')
+    assert written[0] == ('accepted', 'preparing')
+    assert 'queued' not in [status for _from, status in written]
+
+
+def test_a_migration_waiting_for_its_hosts_slot_shows_queued(
+        agent, placement, monkeypatch):
+    inst, spec = _build(agent, placement, 'cn0')
+    migration, data = _start(agent, placement, inst, spec)
+    written = _statuses(agent, monkeypatch)
+    gate = threading.Event()
+    # NOTE: another migration from cn0 holds its one slot.
+    assert agent.live_migrations.start_now('cn0', lambda: gate.wait(30))
+    live_migration.live_migration(agent, CTXT, 'cn0', inst['uuid'],
+                                  migration['uuid'], 'cn1', data)
+    assert agent.conductor.migrations[migration['uuid']]['status'] == \
+        'queued'
+    gate.set()
+    assert agent.live_migrations.wait_idle(timeout=30)
+    assert written[:2] == [('accepted', 'queued'), ('queued', 'preparing')]
+    assert agent.conductor.migrations[migration['uuid']]['status'] == \
+        'completed'
 
 
 def test_a_destination_without_room_refuses_and_holds_nothing(
