@@ -213,6 +213,43 @@ def test_several_steps_in_one_transaction_each_all_or_nothing(cell, move):
     assert _events(cell, other) == []
 
 
+def test_a_batch_whose_guards_hold_takes_no_savepoint(
+        cell, move, monkeypatch):
+    """Savepoints (two statements a step) are for a batch where a step
+    misses its guard; one where none does is written without them.
+    """
+    uuid, migration_uuid = move
+    other, other_migration = _new_move(cell)
+    alone = []
+    apply_alone = move_records._MoveUpdate.apply_alone
+
+    def recorded(step, ctx, action_id=None):
+        alone.append(step.instance_uuid)
+        return apply_alone(step, ctx, action_id)
+    monkeypatch.setattr(move_records._MoveUpdate, 'apply_alone', recorded)
+    step = {'migration_values': {'status': migration_obj.POST_MIGRATING},
+            'expected_status': migration_obj.MIGRATING,
+            'instance_values': {'task_state': 'resize_finish'},
+            'expected_task_state': ['resize_prep'], 'brief': True}
+    outcomes = move_records.update_moves(fx.ctxt(), cell, [
+        dict(step, instance_uuid=uuid, migration_uuid=migration_uuid),
+        dict(step, instance_uuid=other, migration_uuid=other_migration)])
+    assert [o[1] for o in outcomes] == [None, None]
+    assert alone == []
+    # NOTE: the same steps again miss the guard they just moved past: the
+    # batch is written again step by step, each one left unwritten.
+    outcomes = move_records.update_moves(fx.ctxt(), cell, [
+        dict(step, instance_uuid=uuid, migration_uuid=migration_uuid),
+        dict(step, instance_uuid=other, migration_uuid=other_migration)])
+    assert all(isinstance(o, exception.UnexpectedMigrationStatusError)
+               for o in outcomes)
+    assert sorted(alone) == sorted([uuid, other])
+    for migration in (migration_uuid, other_migration):
+        assert migration_records.get_migration(
+            fx.ctxt(), cell, migration).status == \
+            migration_obj.POST_MIGRATING
+
+
 def test_a_step_of_a_batch_reads_nothing_back_when_brief(cell, move):
     uuid, migration_uuid = move
     outcome, = move_records.update_moves(fx.ctxt(), cell, [{
