@@ -9,6 +9,8 @@ keep working: ``Instance <uuid> is locked`` and ``Cannot 'stop' instance
 <uuid> while it is in vm_state stopped`` (both 409).
 """
 
+import dataclasses
+
 from common.db import instance_records
 from common import exception
 from services.api import cell_hosts
@@ -61,6 +63,18 @@ def check_state(instance, method, vm_states=ANY, task_states=(None,)):
     if task_states is not ANY and instance.task_state not in task_states:
         raise invalid_state(instance, method, 'task_state',
                             instance.task_state)
+
+
+def as_written(instance, cell, values):
+    """``instance`` (as read) as a :func:`begin` of ``values`` wrote it,
+    with its cell: what a caller sends the conductor, which then need not
+    read it. A copy: the caller's is kept (to undo the write, say).
+
+    NOTE: built rather than read back: the read, with its fault's query,
+    cost the API more than it saved the conductor. Fields a begin does
+    not write change only through task states, which its guard excludes.
+    """
+    return dataclasses.replace(instance, cell_uuid=cell.uuid, **values)
 
 
 def begin(req, instance, cell, method, action, values,

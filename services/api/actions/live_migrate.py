@@ -159,11 +159,10 @@ def migrate_live(req, value):
                                    instance.vm_state)
     if host:
         _check_target(ctxt, instance, cell, host)
-    instance = checks.begin(req, instance, cell, METHOD, ACTION,
-                            {'task_state': inst.MIGRATING})
-    # NOTE: as written: the conductor need not read it again.
-    instance.cell_uuid = cell.uuid
-    _send(req, ctxt, cell, instance, host, block, force)
+    values = {'task_state': inst.MIGRATING}
+    checks.begin(req, instance, cell, METHOD, ACTION, values, brief=True)
+    _send(req, ctxt, cell, checks.as_written(instance, cell, values), host,
+          block, force)
     return util.no_content(202)
 
 

@@ -177,11 +177,10 @@ def _move(req, instance, cell, action, flavor=None, host=None):
         raise errors.Conflict('Instance %s is not ready' % instance.uuid)
     system_metadata = dict(instance.system_metadata or {},
                            **{OLD_VM_STATE: instance.vm_state})
-    written = checks.begin(req, instance, cell, action, action,
-                           {'task_state': inst.RESIZE_PREP,
-                            'system_metadata': system_metadata})
-    # NOTE: as written: the conductor need not read it again.
-    written.cell_uuid = cell.uuid
+    values = {'task_state': inst.RESIZE_PREP,
+              'system_metadata': system_metadata}
+    checks.begin(req, instance, cell, action, action, values, brief=True)
+    written = checks.as_written(instance, cell, values)
     try:
         boot.conductor_api().migrate_server(
             ctxt, instance_uuid=instance.uuid, flavor=new_flavor, host=host,
