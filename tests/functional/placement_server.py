@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -35,11 +36,41 @@ class ServerError(Exception):
     """The server would not start (the message carries its log)."""
 
 
+# NOTE: the ports handed out in this process: a port bound and closed is
+# free again at once, and the kernel may give it out again to the next
+# caller (a stack's API and placement once got the same one).
+_GIVEN = set()
+_GIVEN_LOCK = threading.Lock()
+
+
+def free_ports(count):
+    """``count`` distinct TCP ports on 127.0.0.1 that nothing listens on
+    right now and that this process has not handed out before.
+    """
+    sockets = []
+    ports = []
+    try:
+        while len(ports) < count:
+            sock = socket.socket()
+            sockets.append(sock)
+            sock.bind(('127.0.0.1', 0))
+            port = sock.getsockname()[1]
+            with _GIVEN_LOCK:
+                if port in _GIVEN:
+                    continue
+                _GIVEN.add(port)
+            ports.append(port)
+    finally:
+        for sock in sockets:
+            sock.close()
+    return ports
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+    """A TCP port on 127.0.0.1 that nothing listens on right now (see
+    :func:`free_ports`).
+    """
+    return free_ports(1)[0]
 
 
 def bin_path(name):

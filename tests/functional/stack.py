@@ -280,8 +280,7 @@ class Stack(object):
         self.conf_file = os.path.join(self.workdir, 'berth.conf')
         self.urls = {}
         self.vhost = None
-        self.api_port = placement_server.free_port()
-        self.placement_port = placement_server.free_port()
+        self.api_port, self.placement_port = placement_server.free_ports(2)
         self.api_url = 'http://127.0.0.1:%d' % self.api_port
         self.placement_url = 'http://127.0.0.1:%d' % self.placement_port
         self.processes = {}
