@@ -298,6 +298,21 @@ class _Step(object):
                                      self.migration_uuid, reason=str(exc))
 
 
+class _SentStep(_Step):
+    """A step whose cast carries the instance and migration as its sender
+    read or wrote them: it reads nothing, and its one write is guarded by
+    both.
+    """
+
+    def __init__(self, agent, ctxt, host, instance, migration):
+        super().__init__(agent, ctxt, host, instance['uuid'],
+                         migration['uuid'])
+        self.sent = instance, migration
+
+    def _load(self):
+        self.instance, self.migration = self.sent
+
+
 class PrepResize(_Step):
     """Step 1, on the destination."""
 
@@ -419,22 +434,12 @@ class ResizeInstance(_Step):
             instance=self.instance, migration=self.migration)
 
 
-class FinishResize(_Step):
-    """Step 3, on the destination; the server is ``resize_finish``.
-
-    The source sends the instance and migration its write read back:
-    the step reads nothing, and its one write is guarded by both.
+class FinishResize(_SentStep):
+    """Step 3, on the destination; the server is ``resize_finish``. The
+    source sends the instance and migration its write read back.
     """
 
     event = 'compute_finish_resize'
-
-    def __init__(self, agent, ctxt, host, instance, migration):
-        super().__init__(agent, ctxt, host, instance['uuid'],
-                         migration['uuid'])
-        self.sent = instance, migration
-
-    def _load(self):
-        self.instance, self.migration = self.sent
 
     def _run(self):
         context = self.instance.get('migration_context') or {}
@@ -465,23 +470,13 @@ class FinishResize(_Step):
                  self.host, node)
 
 
-class ConfirmResize(_Step):
-    """Step 4, on the source.
-
-    The conductor sends the instance and migration it read when it
-    confirmed (the migration ``confirming``, the task None): the step
-    reads nothing, and its one write is guarded by both.
+class ConfirmResize(_SentStep):
+    """Step 4, on the source. The conductor sends the instance and
+    migration it read when it confirmed (the migration ``confirming``,
+    the task None).
     """
 
     event = 'compute_confirm_resize'
-
-    def __init__(self, agent, ctxt, host, instance, migration):
-        super().__init__(agent, ctxt, host, instance['uuid'],
-                         migration['uuid'])
-        self.sent = instance, migration
-
-    def _load(self):
-        self.instance, self.migration = self.sent
 
     def _run(self):
         migration = migration_obj.Migration.from_primitive(self.migration)
