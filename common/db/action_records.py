@@ -19,7 +19,6 @@ way: :mod:`common.db.instance_records` uses this module (an instance's
 small helper below repeats its ``iso_time``.
 """
 
-import datetime
 import logging
 
 from oslo_utils import timeutils
@@ -28,6 +27,7 @@ import sqlalchemy as sa
 from common.db import api as db_api
 from common.db import cell_tables
 from common.db import event_details
+from common.db import record_times
 
 LOG = logging.getLogger(__name__)
 
@@ -155,11 +155,7 @@ def _time(value):
     """
     if value is None:
         return timeutils.utcnow()
-    try:
-        parsed = datetime.datetime.fromisoformat(value)
-    except ValueError:
-        parsed = timeutils.parse_isotime(value)
-    return timeutils.normalize_time(parsed)
+    return record_times.parse(value)
 
 
 def _start_event(ctx, uuid, event, host=None, details=None, action_id=None,

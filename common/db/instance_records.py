@@ -28,6 +28,7 @@ from common.db import api as db_api
 from common.db import cell_tables
 from common.db import decision_records
 from common.db import instance_tags
+from common.db import record_times
 from common import exception
 from common.objects import flavor as flavor_obj
 from common.objects import instance as instance_obj
@@ -78,7 +79,7 @@ def to_datetime(value):
     """A column value from an ISO string or a datetime (naive UTC)."""
     if value is None or isinstance(value, datetime.datetime):
         return value
-    return timeutils.normalize_time(timeutils.parse_isotime(value))
+    return record_times.parse(value)
 
 
 def column_value(name, value):
