@@ -37,6 +37,11 @@ _INSERT = _MI.insert()
 # instance's updates are) rather than per call.
 _BY_UUID = sa.select(_MI).where(_MI.c.deleted == 0,
                                 _MI.c.uuid == sa.bindparam('p_uuid'))
+_NEWEST_OF_STATUS = sa.select(_MI).where(
+    _MI.c.deleted == 0, _MI.c.instance_uuid == sa.bindparam('p_instance'),
+    _MI.c.status == sa.bindparam('p_status'),
+    _MI.c.migration_type.in_(sa.bindparam('p_types', expanding=True))
+).order_by(_MI.c.created_at.desc(), _MI.c.id.desc()).limit(1)
 
 
 def migration_from_row(row):
@@ -233,6 +238,36 @@ def in_progress_for_instance(ctxt, database, instance_uuid,
             query.order_by(_MI.c.created_at.desc(), _MI.c.id.desc()))
         return [migration_from_row(r) for r in rows]
     return database.reader(fetch)(ctxt)
+
+
+def claim_finished(instance_uuid, migration_types, status):
+    """The claim of a server's finished move, as a function of a write
+    transaction ``ctx`` (to be run with the action's other writes): its
+    newest ``finished`` migration of ``migration_types`` moved to
+    ``status``, guarded by ``finished``, and returned as it now is.
+
+    NOTE: the confirm or revert finds and claims the migration in the
+    transaction that begins its action, not in a read of its own before.
+
+    :raises common.exception.MigrationNotFound: no finished migration.
+    :raises common.exception.UnexpectedMigrationStatusError: another
+        request claimed it meanwhile.
+    """
+    params = {'p_instance': instance_uuid, 'p_status': migration_obj.FINISHED,
+              'p_types': sorted(migration_types)}
+
+    def claim(ctx):
+        row = ctx.session.execute(_NEWEST_OF_STATUS, params).first()
+        if row is None:
+            raise exception.MigrationNotFound(
+                migration_id='finished of %s' % instance_uuid)
+        prepare_update(row.uuid, {'status': status},
+                       expected_status=migration_obj.FINISHED,
+                       brief=True)(ctx)
+        migration = migration_from_row(row)
+        migration.status = status
+        return migration
+    return claim
 
 
 def counted_for_hosts(ctx, hosts):

@@ -27,6 +27,7 @@ import logging
 
 import oslo_messaging as messaging
 
+from common.db import api as db_api
 from common.db import instance_records
 from common.db import migration_records
 from common import exception
@@ -245,44 +246,33 @@ def migrate(req, value):
     return _move(req, instance, cell, 'migrate', host=host)
 
 
-def _finished_migration(ctxt, cell, instance):
-    """The server's finished resize or migration (400 if none)."""
-    for migration in migration_records.in_progress_for_instance(
-            ctxt, cell_hosts.database(cell), instance.uuid,
-            (migration_obj.RESIZE, migration_obj.MIGRATION)):
-        if migration.status == migration_obj.FINISHED:
-            return migration
-    raise errors.BadRequest(NOT_RESIZED)
+#: the migration types a confirm or revert ends.
+CONFIRMABLE_TYPES = (migration_obj.RESIZE, migration_obj.MIGRATION)
 
 
-def _claim_migration(ctxt, cell, migration, status):
-    """Move a finished migration to ``status`` (400 when it is no longer
-    finished: another confirm or revert won).
+def _begin_end(req, instance, cell, key, status, values):
+    """Claim the server's finished resize or migration (moved to
+    ``status``) and begin action ``key`` with the instance's ``values``,
+    in one transaction: 400 when it has no finished migration (never
+    resized, or another confirm or revert won), 409 when the task state
+    moved; either way nothing is written.
+
+    :returns: the claimed Migration.
     """
-    try:
-        migration_records.update_migration(
-            ctxt, cell_hosts.database(cell), migration.uuid,
-            {'status': status}, expected_status=migration_obj.FINISHED)
-    except (exception.UnexpectedMigrationStatusError,
-            exception.MigrationNotFound):
-        raise errors.BadRequest(NOT_RESIZED)
+    claim = migration_records.claim_finished(instance.uuid, CONFIRMABLE_TYPES,
+                                             status)
+    claimed = []
 
-
-def _begin_end(req, instance, cell, key, migration, status, values):
-    """Move the finished migration to ``status`` and begin action
-    ``key`` with the instance's ``values``, in one transaction: 400 when
-    the migration is no longer finished (another confirm or revert won),
-    409 when the task state moved; either way nothing is written.
-    """
-    claim = migration_records.prepare_update(
-        migration.uuid, {'status': status},
-        expected_status=migration_obj.FINISHED, brief=True)
+    def first(ctx):
+        # NOTE: the last one: a transaction may run again (a deadlock).
+        claimed.append(claim(ctx))
     try:
-        checks.begin(req, instance, cell, key, key, values, first=claim,
+        checks.begin(req, instance, cell, key, key, values, first=first,
                      brief=True)
     except (exception.UnexpectedMigrationStatusError,
             exception.MigrationNotFound):
         raise errors.BadRequest(NOT_RESIZED)
+    return claimed[-1]
 
 
 def _unclaim(ctxt, cell, instance, migration, status, values):
@@ -308,12 +298,10 @@ def _end_resize(req, value, key, policy, method, status, values, rpc,
     ctxt = util.context(req)
     checks.check_locked(ctxt, instance)
     checks.check_state(instance, key, (inst.RESIZED,))
-    migration = _finished_migration(ctxt, cell, instance)
-    _begin_end(req, instance, cell, key, migration, status, values)
+    migration = _begin_end(req, instance, cell, key, status, values)
     sent = {}
     if rpc == 'confirm_resize':
         # NOTE: as claimed: the conductor need not read them again.
-        migration.status = status
         sent = {'instance': instance, 'migration': migration}
     try:
         getattr(boot.conductor_api(), rpc)(
@@ -353,13 +341,15 @@ def confirm_before_delete(ctxt, instance, cell):
     """
     if instance.vm_state != inst.RESIZED or cell is None:
         return
+    claim = migration_records.claim_finished(
+        instance.uuid, CONFIRMABLE_TYPES, migration_obj.CONFIRMING)
     try:
-        migration = _finished_migration(ctxt, cell, instance)
-        _claim_migration(ctxt, cell, migration, migration_obj.CONFIRMING)
+        migration = db_api.write(cell_hosts.database(cell), claim, ctxt)
         boot.conductor_api().confirm_resize(
             ctxt, instance_uuid=instance.uuid,
             migration_uuid=migration.uuid)
-    except errors.BadRequest:
+    except (exception.UnexpectedMigrationStatusError,
+            exception.MigrationNotFound):
         LOG.info('Deleted server %s has no finished migration to confirm',
                  instance.uuid)
     except Exception:

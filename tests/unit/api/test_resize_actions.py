@@ -242,20 +242,20 @@ def test_a_revert_racing_another_task_leaves_the_migration_finished(
     # NOTE: the migration's claim and the instance's task move in one
     # transaction: a task state changed after the checks (a racing
     # delete here) refuses both, and the server can still be reverted.
-    from services.api.actions import resize as resize_action
+    from services.api.actions import checks
     resized = _server(world, vm_state='resized')
     migration = _finished(world, resized)
-    found = resize_action._finished_migration
+    checked = checks.check_state
 
-    def racing(ctxt, cell, instance):
+    def racing(instance, method, vm_states, *args, **kwargs):
+        checked(instance, method, vm_states, *args, **kwargs)
         engine = cells.get_cell_database(world.urls['cell1']).engine()
         with engine.begin() as conn:
             conn.execute(cell_tables.instances.update().where(
                 cell_tables.instances.c.uuid == resized).values(
                 task_state='deleting'))
-        return found(ctxt, cell, instance)
 
-    monkeypatch.setattr(resize_action, '_finished_migration', racing)
+    monkeypatch.setattr(checks, 'check_state', racing)
     status, body, _r = _action(world, resized, {'revertResize': None})
     assert status == 409, body
     assert 'task_state deleting' in _message(body)

@@ -136,6 +136,30 @@ def test_in_progress_for_instance(cell):
     assert records.in_progress_for_instance(fx.ctxt(), cell, 'i-9') == []
 
 
+def test_claim_finished_takes_the_newest_finished_move_once(cell):
+    from common.db import api as db_api
+    older = _create(cell, status=migration_obj.FINISHED)
+    newer = _create(cell, migration_type=migration_obj.RESIZE,
+                    status=migration_obj.FINISHED)
+    _create(cell, migration_type=migration_obj.LIVE_MIGRATION,
+            status=migration_obj.FINISHED)
+    _set_times(cell, older.uuid, af.OLD)
+    _set_times(cell, newer.uuid, af.RECENT)
+    types = (migration_obj.RESIZE, migration_obj.MIGRATION)
+    claim = records.claim_finished('i-1', types, migration_obj.CONFIRMING)
+    claimed = db_api.write(cell, claim, fx.ctxt())
+    assert (claimed.uuid, claimed.status) == (newer.uuid, 'confirming')
+    assert records.get_migration(fx.ctxt(), cell,
+                                 newer.uuid).status == 'confirming'
+    # NOTE: the next claim takes the older one; then none is left.
+    assert db_api.write(cell, claim, fx.ctxt()).uuid == older.uuid
+    with pytest.raises(exception.MigrationNotFound):
+        db_api.write(cell, claim, fx.ctxt())
+    with pytest.raises(exception.MigrationNotFound):
+        db_api.write(cell, records.claim_finished(
+            'i-9', types, migration_obj.REVERTING), fx.ctxt())
+
+
 @pytest.fixture
 def listed(cell):
     """Five migrations with known times, types, hosts and owners."""
