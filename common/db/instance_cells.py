@@ -35,6 +35,15 @@ class InstanceCells(object):
             while len(self._cells) > self._size:
                 self._cells.popitem(last=False)
 
+    def remember_many(self, pairs):
+        """Record each (instance uuid, cell uuid) of ``pairs``."""
+        with self._lock:
+            for instance_uuid, cell_uuid in pairs:
+                self._cells[instance_uuid] = cell_uuid
+                self._cells.move_to_end(instance_uuid)
+            while len(self._cells) > self._size:
+                self._cells.popitem(last=False)
+
     def forget(self, instance_uuid):
         """Drop what is remembered of ``instance_uuid`` (it is gone)."""
         with self._lock:

@@ -205,6 +205,21 @@ def _cell_instances(ctxt, cell, project_id, host, deleted, with_tags,
         return []
 
 
+def _remembered(cell, instances):
+    """{uuid: (instance, cell)} of a cell's listed ``instances``, whose
+    ``cell_uuid`` is set and whose cell is remembered when they are live.
+
+    NOTE: a client lists, then acts on what it saw: the action then reads
+    the server's cell only (see :func:`find`).
+    """
+    for instance in instances:
+        instance.cell_uuid = cell.uuid
+    KNOWN_CELLS.remember_many((instance.uuid, cell.uuid)
+                              for instance in instances
+                              if not instance.deleted)
+    return {instance.uuid: (instance, cell) for instance in instances}
+
+
 def list_servers(ctxt, project_id=None, host=None, filters=None,
                  limit=None, marker=None, deleted=False, tag_filters=None,
                  with_tags=False, down=None):
@@ -229,10 +244,9 @@ def list_servers(ctxt, project_id=None, host=None, filters=None,
     found = {}
     down = [] if down is None else down
     for cell in cell_hosts.all_cells(ctxt):
-        for instance in _cell_instances(ctxt, cell, project_id, host,
-                                        deleted, with_tags, down, filters):
-            instance.cell_uuid = cell.uuid
-            found[instance.uuid] = (instance, cell)
+        found.update(_remembered(cell, _cell_instances(
+            ctxt, cell, project_id, host, deleted, with_tags, down,
+            filters)))
     if host is None and not deleted:
         for instance in boot_records.list_build_requests(ctxt, project_id):
             found.setdefault(instance.uuid, (instance, None))

@@ -493,6 +493,35 @@ def test_list_tells_each_host_status(world):
         assert body['server']['host_status'] == listed[uuid]
 
 
+def test_a_listed_server_is_found_in_its_cell_directly(world, monkeypatch):
+    world.add_host('node1')
+    live = world.add_instance('cell1', host='node1')
+    gone = world.add_instance('cell1', host='node1')
+    database = cells.get_cell_database(world.urls['cell1'])
+    table = cell_tables.instances
+    database.writer(lambda ctx: ctx.session.execute(
+        table.update().where(table.c.uuid == gone).values(
+            vm_state='deleted', deleted=table.c.id)))(world.admin_context())
+    reads = []
+    mapping_of = boot_records.get_instance_mapping
+
+    def counted(ctxt, instance_uuid, *args, **kwargs):
+        reads.append(instance_uuid)
+        return mapping_of(ctxt, instance_uuid, *args, **kwargs)
+    monkeypatch.setattr(boot_records, 'get_instance_mapping', counted)
+    # NOTE: changes-since lists deleted servers too; only the live one is
+    # remembered.
+    status, body, _r = world.client.get(
+        V + '/servers/detail?changes-since=2000-01-01T00:00:00Z')
+    assert status == 200
+    assert {s['id'] for s in body['servers']} == {live, gone}
+    status, body, _r = world.client.get(V + '/servers/' + live)
+    assert status == 200 and body['server']['id'] == live
+    assert reads == []
+    assert world.client.get(V + '/servers/' + gone)[0] == 404
+    assert reads == [gone]
+
+
 def test_a_server_seen_once_is_found_in_its_cell_directly(world,
                                                           monkeypatch):
     world.add_host('node1')
