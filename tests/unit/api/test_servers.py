@@ -20,6 +20,7 @@ from services.api.handlers import servers
 from services.api import quota
 from tests.unit.api import helpers
 from tests.unit.api.helpers import V
+from tests.unit import calls
 
 USER = {'token': 'u1:p1', 'headers': {'X-Roles': 'member,reader'}}
 
@@ -502,13 +503,8 @@ def test_a_listed_server_is_found_in_its_cell_directly(world, monkeypatch):
     database.writer(lambda ctx: ctx.session.execute(
         table.update().where(table.c.uuid == gone).values(
             vm_state='deleted', deleted=table.c.id)))(world.admin_context())
-    reads = []
-    mapping_of = boot_records.get_instance_mapping
-
-    def counted(ctxt, instance_uuid, *args, **kwargs):
-        reads.append(instance_uuid)
-        return mapping_of(ctxt, instance_uuid, *args, **kwargs)
-    monkeypatch.setattr(boot_records, 'get_instance_mapping', counted)
+    reads = calls.record_calls(monkeypatch, boot_records,
+                               'get_instance_mapping', lambda c, u, *a, **k: u)
     # NOTE: changes-since lists deleted servers too; only the live one is
     # remembered.
     status, body, _r = world.client.get(
@@ -526,13 +522,8 @@ def test_a_server_seen_once_is_found_in_its_cell_directly(world,
                                                           monkeypatch):
     world.add_host('node1')
     uuid = world.add_instance('cell1', host='node1')
-    reads = []
-    mapping_of = boot_records.get_instance_mapping
-
-    def counted(ctxt, instance_uuid, *args, **kwargs):
-        reads.append(instance_uuid)
-        return mapping_of(ctxt, instance_uuid, *args, **kwargs)
-    monkeypatch.setattr(boot_records, 'get_instance_mapping', counted)
+    reads = calls.record_calls(monkeypatch, boot_records,
+                               'get_instance_mapping', lambda c, u, *a, **k: u)
     for _ in range(3):
         status, body, _r = world.client.get(V + '/servers/' + uuid)
         assert status == 200 and body['server']['id'] == uuid

@@ -20,6 +20,7 @@ from common import exception
 from services.conductor import build_flow
 from services.conductor import live_migrate_flow
 from services.conductor import unstarted_live_migrations
+from tests.unit import calls
 from tests.unit.conductor import fakes
 from tests.unit.db import records_fixtures as fx
 
@@ -189,15 +190,11 @@ def test_scheduled_destination_is_checked_claimed_and_cast(world):
     assert _events(world, uuid) == [(live_migrate_flow.EVENT, 'Success')]
 
 
-def test_a_lone_move_hands_its_source_over_in_the_claim(world):
+def test_a_lone_move_hands_its_source_over_in_the_claim(world,
+                                                        monkeypatch):
     uuid = _migrating(world)
-    writes = []
-    post = world.placement.post
-
-    def counted(url, body, *args, **kwargs):
-        writes.append(sorted(body))
-        return post(url, body, *args, **kwargs)
-    world.placement.post = counted
+    writes = calls.record_calls(monkeypatch, world.placement, 'post',
+                                lambda url, body, *a, **k: sorted(body))
     _migrate(world, uuid)
     migration = _only_migration(world, uuid)
     [hand_over] = world.scheduler.hand_overs
@@ -435,13 +432,8 @@ def _sent(world, uuid):
 def test_the_instance_the_api_sent_is_not_read_again(world, monkeypatch):
     uuid = _migrating(world)
     sent = _sent(world, uuid)
-    reads = []
-    read = instance_records.get_instance
-
-    def counted(*args, **kwargs):
-        reads.append(args[2])
-        return read(*args, **kwargs)
-    monkeypatch.setattr(instance_records, 'get_instance', counted)
+    reads = calls.record_calls(monkeypatch, instance_records,
+                               'get_instance', lambda *a, **k: a[2])
     live_migrate_flow.live_migrate_instance(
         world.manager, fx.ctxt(),
         live_migrate_flow.LiveMigrate(instance_uuid=uuid), instance=sent)

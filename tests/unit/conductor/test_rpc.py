@@ -26,6 +26,7 @@ from common import rpc
 from common import servicegroup
 from services.conductor import manager
 from services.conductor import rpcapi
+from tests.unit import calls
 from tests.unit.conductor import fakes
 from tests.unit.db import records_fixtures as fx
 from tests.unit import rpc_versions
@@ -118,13 +119,8 @@ def test_the_cast_carries_the_build_requests(served, monkeypatch):
     """
     world, api = served
     spec, instances = world.boot(1)
-    reads = []
-    original = boot_records.get_build_requests
-
-    def counted(*args, **kwargs):
-        reads.append(args[1])
-        return original(*args, **kwargs)
-    monkeypatch.setattr(boot_records, 'get_build_requests', counted)
+    reads = calls.record_calls(monkeypatch, boot_records,
+                               'get_build_requests', lambda *a, **k: a[1])
     api.schedule_and_build_instances(fx.ctxt(), spec, [instances[0].uuid],
                                      build_requests=instances)
     assert world.compute.done.wait(10)
