@@ -97,6 +97,19 @@ def add(ctx, uuid, kind, record, action_id=None, host=None,
     return True
 
 
+def add_and_finish(ctx, uuid, kind, record, host=None):
+    """In an open write transaction ``ctx``: the decision ``record`` (when
+    there is one) and the ``Success`` finish of the kind's event, under
+    the instance's latest action, looked up once for both.
+    """
+    action_id = action_records.latest_action_id(ctx, uuid)
+    if record:
+        add(ctx, uuid, kind, record, action_id=action_id, host=host)
+    action_records.record_action_event(ctx, uuid, {
+        'phase': 'finish', 'event': KIND_EVENTS[kind], 'host': host,
+        'result': 'Success'}, action_id=action_id)
+
+
 def record(ctxt, database, uuid, kind, record, host=None):
     """Keep the decision record of a placement of ``uuid`` (the writer a
     placing workflow calls once its destination is chosen).

@@ -46,7 +46,6 @@ import traceback
 import oslo_messaging as messaging
 
 import common.conf
-from common.db import action_records
 from common.db import api as db_api
 from common.db import compute_records
 from common.db import decision_records
@@ -320,12 +319,8 @@ class _Flow(object):
         def write(ctx):
             named(ctx)
             instance_records.apply_or_raise(ctx, placed)
-            if decision:
-                decision_records.add(ctx, self.uuid, 'live-migrate',
-                                     decision, host=conductor_host)
-            action_records.record_action_event(ctx, self.uuid, {
-                'phase': 'finish', 'event': EVENT, 'host': conductor_host,
-                'result': 'Success'})
+            decision_records.add_and_finish(ctx, self.uuid, 'live-migrate',
+                                            decision, host=conductor_host)
         db_api.write(self.database, write, self.ctxt)
 
     def fail(self, exc, expected):

@@ -41,7 +41,6 @@ import logging
 import traceback
 
 import common.conf
-from common.db import action_records
 from common.db import api as db_api
 from common.db import decision_records
 from common.db import instance_records
@@ -305,15 +304,8 @@ def _record_choice(move, decision, chosen):
     host = move.conductor.host
 
     def write(ctx):
-        # NOTE: the record and the event go to the same action, looked up
-        # once.
-        action_id = action_records.latest_action_id(ctx, move.uuid)
-        if decision:
-            decision_records.add(ctx, move.uuid, move.kind, decision,
-                                 action_id=action_id, host=host)
-        action_records.record_action_event(ctx, move.uuid, {
-            'phase': 'finish', 'event': EVENT, 'host': host,
-            'result': 'Success'}, action_id=action_id)
+        decision_records.add_and_finish(ctx, move.uuid, move.kind, decision,
+                                        host=host)
         named(ctx)
     db_api.write(move.database, write, move.ctxt)
     for name, value in destination.items():

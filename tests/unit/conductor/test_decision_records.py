@@ -89,6 +89,40 @@ def test_a_move_adds_its_own_record_newest_first(world):
     assert event['finish_time'] is None and event['details']
 
 
+def test_a_decision_and_its_event_finish_in_the_latest_action(world):
+    from common.db import api as db_api
+    ctxt = fx.ctxt()
+    inst = instance_records.create_instance(
+        ctxt, world.cell1, fx.instance(), action='create')
+    action_records.record_action(ctxt, world.cell1, inst.uuid,
+                                 'live-migration')
+    action_records.action_event_start(ctxt, world.cell1, inst.uuid,
+                                      'conductor_live_migrate_instance')
+    db_api.write(world.cell1, lambda ctx: decision_records.add_and_finish(
+        ctx, inst.uuid, 'live-migrate', {'selected': ['h2', 'h2']},
+        host='cond1'), ctxt)
+    found, = decision_records.decisions(ctxt, world.cell1, inst.uuid)
+    assert (found['kind'], found['action'], found['selected']) == (
+        'live-migrate', 'live-migration', ['h2', 'h2'])
+    moved, _create = action_records.list_actions(ctxt, world.cell1,
+                                                 inst.uuid)
+    event, = moved['events']
+    assert (event['event'], event['result']) == (
+        'conductor_live_migrate_instance', 'Success')
+    assert event['finish_time'] is not None and event['details']
+    # NOTE: without a record, only the event is finished.
+    action_records.record_action(ctxt, world.cell1, inst.uuid, 'migrate')
+    db_api.write(world.cell1, lambda ctx: decision_records.add_and_finish(
+        ctx, inst.uuid, 'migrate', None, host='cond1'), ctxt)
+    migrate = action_records.list_actions(ctxt, world.cell1, inst.uuid)[0]
+    event, = migrate['events']
+    assert (event['event'], event['result']) == (
+        'conductor_migrate_server', 'Success')
+    assert event['details'] is None
+    assert len(decision_records.decisions(ctxt, world.cell1,
+                                          inst.uuid)) == 1
+
+
 def test_unknown_kind_and_no_action(world):
     ctxt = fx.ctxt()
     inst = instance_records.create_instance(ctxt, world.cell1,
