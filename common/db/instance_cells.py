@@ -29,11 +29,7 @@ class InstanceCells(object):
 
     def remember(self, instance_uuid, cell_uuid):
         """Record that ``instance_uuid`` lives in ``cell_uuid``."""
-        with self._lock:
-            self._cells[instance_uuid] = cell_uuid
-            self._cells.move_to_end(instance_uuid)
-            while len(self._cells) > self._size:
-                self._cells.popitem(last=False)
+        self.remember_many([(instance_uuid, cell_uuid)])
 
     def remember_many(self, pairs):
         """Record each (instance uuid, cell uuid) of ``pairs``."""

@@ -22,3 +22,13 @@ def test_a_forgotten_instance_is_looked_up_again():
     known.forget('a')
     known.forget('never-seen')
     assert known.get('a') is None
+
+
+def test_many_remembered_at_once_keep_the_bound():
+    known = instance_cells.InstanceCells(2)
+    known.remember('a', 'cell1')
+    known.remember_many([('b', 'cell1'), ('c', 'cell2'), ('a', 'cell1')])
+    assert (known.get('a'), known.get('b'), known.get('c')) == (
+        'cell1', None, 'cell2')
+    known.remember_many([])
+    assert known.get('c') == 'cell2'
