@@ -8,6 +8,7 @@ create action, read back newest first; the writer a move will call.
 import pytest
 
 from common.db import action_records
+from common.db import api as db_api
 from common.db import decision_records
 from common.db import instance_records
 from services.conductor import build_flow
@@ -90,7 +91,6 @@ def test_a_move_adds_its_own_record_newest_first(world):
 
 
 def test_a_decision_and_its_event_finish_in_the_latest_action(world):
-    from common.db import api as db_api
     ctxt = fx.ctxt()
     inst = instance_records.create_instance(
         ctxt, world.cell1, fx.instance(), action='create')

@@ -8,6 +8,7 @@ import datetime
 import pytest
 import sqlalchemy as sa
 
+from common.db import api as db_api
 from common.db import archive
 from common.db import cell_tables
 from common.db import instance_records
@@ -137,7 +138,6 @@ def test_in_progress_for_instance(cell):
 
 
 def test_claim_finished_takes_the_newest_finished_move_once(cell):
-    from common.db import api as db_api
     older = _create(cell, status=migration_obj.FINISHED)
     newer = _create(cell, migration_type=migration_obj.RESIZE,
                     status=migration_obj.FINISHED)
