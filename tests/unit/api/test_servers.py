@@ -414,15 +414,9 @@ def test_quota_recheck_undoes_the_loser(world, monkeypatch):
 
 def _count_limit_reads(monkeypatch):
     """The project ids of every quota limits read from now on."""
-    reads = []
-    real = quota.quota_records.get_limits
-
-    def counted(ctxt, project_id, class_name):
-        reads.append(project_id)
-        return real(ctxt, project_id, class_name)
-
-    monkeypatch.setattr(quota.quota_records, 'get_limits', counted)
-    return reads
+    return calls.record_calls(
+        monkeypatch, quota.quota_records, 'get_limits',
+        lambda ctxt, project_id, class_name: project_id)
 
 
 def test_a_boot_reads_the_quota_limits_once(world, monkeypatch):

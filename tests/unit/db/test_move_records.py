@@ -12,6 +12,7 @@ from common.db import migration_records
 from common.db import move_records
 from common import exception
 from common.objects import migration as migration_obj
+from tests.unit import calls
 from tests.unit.db import records_fixtures as fx
 
 EVENT = 'compute_resize_instance'
@@ -220,13 +221,9 @@ def test_a_batch_whose_guards_hold_takes_no_savepoint(
     """
     uuid, migration_uuid = move
     other, other_migration = _new_move(cell)
-    alone = []
-    apply_alone = move_records._MoveUpdate.apply_alone
-
-    def recorded(step, ctx, action_id=None):
-        alone.append(step.instance_uuid)
-        return apply_alone(step, ctx, action_id)
-    monkeypatch.setattr(move_records._MoveUpdate, 'apply_alone', recorded)
+    alone = calls.record_calls(monkeypatch, move_records._MoveUpdate,
+                               'apply_alone',
+                               lambda step, *a, **k: step.instance_uuid)
     step = {'migration_values': {'status': migration_obj.POST_MIGRATING},
             'expected_status': migration_obj.MIGRATING,
             'instance_values': {'task_state': 'resize_finish'},
