@@ -74,8 +74,15 @@ GONE = 'gone'
 #: A resumed move that ended on the source: planned again.
 RETURNED = 'returned'
 
-#: Seconds between two looks at a moving server.
+#: Seconds between two looks at a moving server, once it has moved for
+#: a while.
 POLL_INTERVAL = 1.0
+#: Seconds before the second look of a state; each wait after it is
+#: twice the one before, up to the poll interval. A move of a small
+#: server on a fast network ends within a second: waiting a whole second
+#: from the start would make that second most of the drain's time, and
+#: a long move costs only two looks more.
+FIRST_POLL = 0.25
 #: Seconds between two looks of the main thread at an interruption.
 WAKE_INTERVAL = 0.5
 #: Seconds a move may take by default (``--timeout``).
@@ -122,11 +129,13 @@ class Task(object):
     host: str = None
     started: float = None
     ended: float = None
+    #: Waits since the task entered its state (see :meth:`Drain._wait`).
+    waits: int = 0
 
     def to_dict(self):
         """A JSON-ready dict (no timings)."""
         body = dataclasses.asdict(self)
-        for name in ('state', 'started', 'ended'):
+        for name in ('state', 'started', 'ended', 'waits'):
             body.pop(name)
         return body
 
@@ -232,6 +241,10 @@ class Drain(object):
             pool.shutdown(wait=False)
         return tasks
 
+    def interval(self, waits):
+        """Seconds of the wait that follows ``waits`` waits in a state."""
+        return min(self.poll_interval, FIRST_POLL * 2 ** min(waits, 16))
+
     def stop(self):
         """Stop waiting: running tasks return, the others do not start."""
         self.stopping.set()
@@ -242,14 +255,17 @@ class Drain(object):
         if task.resumed and not self.stopping.is_set():
             self.listener('resumed', task)
         while task.state != DONE and not self.stopping.is_set():
+            state = task.state
             try:
-                self._handlers[task.state](task)
+                self._handlers[state](task)
             except (compute_client.APIError,
                     compute_client.Unreachable) as exc:
                 self._end(task, FAILED, str(exc))
             except Exception as exc:
                 LOG.exception('The move of %s failed', task.server)
                 self._end(task, FAILED, 'unexpected error: %s' % exc)
+            if task.state != state:
+                task.waits = 0
         return task
 
     # --- the states -------------------------------------------------------
@@ -360,9 +376,12 @@ class Drain(object):
         return True
 
     def _wait(self, task, server, problem=None):
-        """Poll again after a while, or end the task as timed out."""
+        """Poll again after a while (short at first in each state, see
+        :data:`FIRST_POLL`), or end the task as timed out.
+        """
         if self.clock() - task.started < self.timeout:
-            self.stopping.wait(self.poll_interval)
+            self.stopping.wait(self.interval(task.waits))
+            task.waits += 1
             return
         if server is not None:
             problem = 'status %s, task state %s' % (server['status'],

@@ -156,6 +156,25 @@ def test_a_move_that_never_ends_times_out(api):
         'goes on in the cloud: run the drain again to wait for it')
 
 
+def test_looks_come_soon_after_a_move_starts_then_each_second(api):
+    # NOTE: a cold migration that shows VERIFY_RESIZE at the fifth look,
+    # then leaves it at the third look after its confirmation.
+    api.add('s', 'h0', status='SHUTOFF')
+    api.migrate = lambda uuid, host: api.then(
+        uuid, *[{'OS-EXT-STS:task_state': 'resize_migrating'}] * 4,
+        {'OS-EXT-SRV-ATTR:host': host, 'status': 'VERIFY_RESIZE',
+         'OS-EXT-STS:task_state': None})
+    api.confirm_resize = lambda uuid: api.then(
+        uuid, *[{'OS-EXT-STS:task_state': None}] * 2, {'status': 'SHUTOFF'})
+    waits = []
+    drain = moves.Drain(api, poll_interval=1.0)
+    drain.stopping.wait = waits.append
+    [task] = drain.run([_task('s', 'h2')])
+    assert (task.outcome, task.host) == (moves.MOVED, 'h2')
+    assert waits == [0.25, 0.5, 1.0, 1.0, 0.25, 0.5]
+    assert 'waits' not in task.to_dict()
+
+
 def test_resume_waits_for_a_move_and_confirms_a_finished_one(api):
     # NOTE: a live migration still copying, a cold one in VERIFY_RESIZE
     # on its destination, and old history that is over.
@@ -257,7 +276,7 @@ def test_the_progress_on_a_terminal_is_one_line():
     assert text.split('\r\x1b[K')[-1].startswith('drain h0: 1/1 moved')
 
 
-def test_ctrl_c_stops_every_task(api):
+def test_ctrl_c_stops_every_task(api, monkeypatch):
     api.add('a', 'h0')
     api.add('b', 'h0')
 
@@ -265,7 +284,9 @@ def test_ctrl_c_stops_every_task(api):
         if event == 'started':
             # NOTE: as a SIGINT does: the main thread raises it.
             _thread.interrupt_main()
-    # NOTE: a long poll: the first task is still waiting when it stops.
+    # NOTE: long polls from the first: the first task is still waiting
+    # when it stops.
+    monkeypatch.setattr(moves, 'FIRST_POLL', 60)
     drain = moves.Drain(api, poll_interval=60, listener=interrupt)
     tasks = [_task('a'), _task('b')]
     with pytest.raises(KeyboardInterrupt):
