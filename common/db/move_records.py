@@ -80,8 +80,7 @@ def update_move(ctxt, database, instance_uuid, migration_uuid,
         ``migration_records.update_migration`` (None: unchanged).
     :param instance_values, expected_task_state: as
         ``instance_records.update_instance`` (None: unchanged).
-    :param brief: read back neither the instance nor a migration that
-        ``migration_values`` changed.
+    :param brief: read back neither the instance nor the migration.
     :returns: (Instance, Migration); None for what ``brief`` did not
         read.
     :raises ValueError: a field that cannot be changed, a malformed event.
@@ -203,6 +202,10 @@ class _MoveUpdate(object):
         """
         if self.migration_update is not None:
             migration = self.migration_update(ctx)
+        elif self.brief:
+            # NOTE: e.g. a live migration's destination check recording
+            # its event: nobody reads the migration back.
+            migration = None
         else:
             migration = migration_records.read_migration(
                 ctx, self.migration_uuid)

@@ -490,9 +490,8 @@ class ConductorAPI(object):
         ``action_events``; all of it or none.
 
         :returns: {'instance': the Instance primitive, 'migration': the
-            Migration primitive}; with ``brief`` the instance is None, and
-            so is the migration when ``migration_values`` changed it
-            (neither is read back).
+            Migration primitive}; with ``brief`` both are None (neither is
+            read back).
         :raises: what :meth:`migration_update` and
             :meth:`instance_update` raise.
         """
