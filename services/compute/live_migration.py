@@ -257,10 +257,11 @@ class LiveMigrationTask(object):
     """One ``live_migration`` cast, on the source, run to its end.
 
     :param migrate_data: the destination check's answer.
+    :param instance: the Instance primitive the cast carried, or None.
     """
 
     def __init__(self, agent, ctxt, host, instance_uuid, migration_uuid,
-                 dest, migrate_data):
+                 dest, migrate_data, instance=None):
         self.agent = agent
         self.ctxt = ctxt
         self.host = host
@@ -270,7 +271,7 @@ class LiveMigrationTask(object):
         self.migrate_data = migrate_data or {}
         self.conductor = agent.conductor
         self.control = virt_migration.Control()
-        self.instance = None
+        self.instance = instance
         # NOTE: the status the first write of the run finds: queued when
         # the migration had to wait for a slot (see enqueue).
         self._from = migration_obj.ACCEPTED
@@ -300,10 +301,13 @@ class LiveMigrationTask(object):
             return
         self._from = migration_obj.QUEUED
         try:
-            self.instance = self.agent.move_updates.update(
+            move = self.agent.move_updates.update(
                 self.ctxt, self.uuid, self.migration_uuid,
                 migration_values={'status': migration_obj.QUEUED},
-                expected_status=migration_obj.ACCEPTED)['instance']
+                expected_status=migration_obj.ACCEPTED,
+                brief=self.instance is not None)
+            if move['instance'] is not None:
+                self.instance = move['instance']
         except Exception as exc:
             LOG.info('Live migration %s of %s cannot start: %s',
                      self.migration_uuid, self.uuid, exc)
@@ -351,7 +355,7 @@ class LiveMigrationTask(object):
 
     def _start(self):
         """Step 2 begins: preparing (the instance read back unless the
-        queued write read it).
+        cast carried it or the queued write read it).
         """
         self._check_abort()
         move = self.agent.move_updates.update(
@@ -526,12 +530,15 @@ class LiveMigrationTask(object):
 
 
 def live_migration(agent, ctxt, host, instance_uuid, migration_uuid, dest,
-                   migrate_data):
+                   migrate_data, instance=None):
     """Queue one live migration from ``host`` (see the module doc); it
     runs on the agent's queue (services/compute/live_migration_queue.py).
+
+    :param instance: the Instance primitive the conductor wrote, or None
+        (the run's first write reads it back).
     """
     LiveMigrationTask(agent, ctxt, host, instance_uuid, migration_uuid,
-                      dest, migrate_data).enqueue()
+                      dest, migrate_data, instance=instance).enqueue()
 
 
 def _request(agent, ctxt, host, instance_uuid, migration_uuid, event,

@@ -279,11 +279,11 @@ class ComputeManager(manager.Manager):
             self.agent, ctxt, self._served(host), migration_uuid)
 
     def live_migration(self, ctxt, instance_uuid, migration_uuid, dest,
-                       migrate_data, host):
+                       migrate_data, host, instance=None):
         """Live migrate an instance of this host to ``dest``."""
         live_migration.live_migration(
             self.agent, ctxt, self._served(host), instance_uuid,
-            migration_uuid, dest, migrate_data)
+            migration_uuid, dest, migrate_data, instance=instance)
 
     def pre_live_migration(self, ctxt, instance_uuid, migration_uuid, host):
         """The destination's preparation before the copy."""

@@ -333,12 +333,18 @@ class ComputeAPI(object):
                                  migration_uuid=migration_uuid, host=host)
 
     def live_migration(self, ctxt, host, instance_uuid, migration_uuid,
-                       dest, migrate_data):
-        """Live migrate an instance from ``host`` to ``dest`` (cast)."""
+                       dest, migrate_data, instance=None):
+        """Live migrate an instance from ``host`` to ``dest`` (cast).
+
+        :param instance: the Instance (or primitive) as the conductor
+            wrote it, so that the source need not read it back; None: the
+            source reads it.
+        """
         self._prepare(host).cast(
             ctxt, 'live_migration', instance_uuid=instance_uuid,
             migration_uuid=migration_uuid, dest=dest,
-            migrate_data=migrate_data, host=host)
+            migrate_data=migrate_data, host=host,
+            instance=None if instance is None else _primitive(instance))
 
     def pre_live_migration(self, ctxt, host, instance_uuid,
                            migration_uuid):

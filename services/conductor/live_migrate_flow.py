@@ -299,8 +299,10 @@ class _Flow(object):
             new_numa_topology=data.get('dest_numa_topology'),
             new_pci_devices=list(data.get('dest_pci_devices') or []))
         self._record_start(host, node, context, decision)
-        self.compute.live_migration(self.ctxt, self.source, self.uuid, uuid,
-                                    host, data)
+        self.compute.live_migration(
+            self.ctxt, self.source, self.uuid, uuid, host, data,
+            instance=dict(self.instance,
+                          migration_context=context.to_primitive()))
         LOG.info('Cast the live migration of %s from %s to %s (%s)',
                  self.uuid, self.source, host, node)
 

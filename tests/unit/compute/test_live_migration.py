@@ -19,6 +19,7 @@ from common.placement import move_allocations
 from services.compute import build
 from services.compute import live_migration
 from services.compute.virt import migration as virt_migration
+from tests.unit import calls
 
 CTXT = context.get_admin_context()
 V = 'placement 1.39'
@@ -221,6 +222,38 @@ def test_a_migration_waiting_for_its_hosts_slot_shows_queued(
     assert written[:2] == [('accepted', 'queued'), ('queued', 'preparing')]
     assert agent.conductor.migrations[migration['uuid']]['status'] == \
         'completed'
+
+
+@pytest.mark.parametrize('queued', [False, True])
+def test_a_cast_carrying_the_instance_reads_nothing_back(
+        agent, placement, monkeypatch, queued):
+    inst, spec = _build(agent, placement, 'cn0')
+    migration, data = _start(agent, placement, inst, spec)
+    reads = calls.record_calls(
+        monkeypatch, agent.move_updates, 'update',
+        lambda ctxt, uuid, migration_uuid, **changes: (
+            changes.get('migration_values'), changes.get('brief')))
+    gate = threading.Event()
+    if queued:
+        assert agent.live_migrations.start_now('cn0',
+                                               lambda: gate.wait(30))
+    live_migration.live_migration(
+        agent, CTXT, 'cn0', inst['uuid'], migration['uuid'], 'cn1', data,
+        instance=dict(agent.conductor.instances[inst['uuid']]))
+    gate.set()
+    assert agent.live_migrations.wait_idle(timeout=30)
+    row = agent.conductor.instances[inst['uuid']]
+    assert (row['host'], row['task_state']) == ('cn1', None)
+    assert agent.conductor.migrations[migration['uuid']]['status'] == \
+        'completed'
+    # NOTE: the writes before the destination's (which reads the moved
+    # row back for the source) are all brief.
+    statuses = [(values or {}).get('status') for values, _brief in reads]
+    before = reads[:statuses.index('running') + 1]
+    assert [status for status in statuses if status in (
+        'queued', 'preparing')] == (['queued', 'preparing'] if queued
+                                    else ['preparing'])
+    assert all(brief for _values, brief in before)
 
 
 def test_a_destination_without_room_refuses_and_holds_nothing(

@@ -88,8 +88,9 @@ class Computes(object):
         self.calls.append(('drop', host))
 
     def live_migration(self, ctxt, host, instance_uuid, migration_uuid,
-                       dest, migrate_data):
+                       dest, migrate_data, instance=None):
         self.calls.append(('live_migration', host, dest))
+        self.sent = instance
 
 
 @pytest.fixture
@@ -187,6 +188,11 @@ def test_scheduled_destination_is_checked_claimed_and_cast(world):
     assert row.migration_context['migration_uuid'] == migration.uuid
     assert row.migration_context['new_numa_topology'] == {
         'cells': 'on-h2'}
+    # NOTE: the source gets the server as written, so it reads nothing.
+    sent = world.computes.sent
+    assert (sent['uuid'], sent['task_state'], sent['host']) == (
+        uuid, 'migrating', 'h1')
+    assert sent['migration_context'] == row.migration_context
     assert _events(world, uuid) == [(live_migrate_flow.EVENT, 'Success')]
 
 
