@@ -98,16 +98,17 @@ def add(ctx, uuid, kind, record, action_id=None, host=None,
 
 
 def add_and_finish(ctx, uuid, kind, record, host=None):
-    """In an open write transaction ``ctx``: the decision ``record`` (when
-    there is one) and the ``Success`` finish of the kind's event, under
-    the instance's latest action, looked up once for both.
+    """In an open write transaction ``ctx``: the ``Success`` finish of the
+    kind's event under the instance's latest action, with the decision
+    ``record`` (when there is one) as its details, in the one statement
+    that finishes it (details the event has already are kept).
     """
-    action_id = action_records.latest_action_id(ctx, uuid)
-    if record:
-        add(ctx, uuid, kind, record, action_id=action_id, host=host)
+    event = KIND_EVENTS[kind]
     action_records.record_action_event(ctx, uuid, {
-        'phase': 'finish', 'event': KIND_EVENTS[kind], 'host': host,
-        'result': 'Success'}, action_id=action_id)
+        'phase': 'finish', 'event': event, 'host': host,
+        'result': 'Success',
+        'details': details(kind, record) if record else None},
+        action_id=action_records.latest_action_id(ctx, uuid))
 
 
 def record(ctxt, database, uuid, kind, record, host=None):
