@@ -297,24 +297,24 @@ class _Flow(object):
             migration_uuid=uuid,
             old_numa_topology=self.instance.get('numa_topology'),
             new_numa_topology=data.get('dest_numa_topology'),
-            new_pci_devices=list(data.get('dest_pci_devices') or []))
+            new_pci_devices=list(data.get('dest_pci_devices') or
+                                 [])).to_primitive()
         self._record_start(host, node, context, decision)
         self.compute.live_migration(
             self.ctxt, self.source, self.uuid, uuid, host, data,
-            instance=dict(self.instance,
-                          migration_context=context.to_primitive()))
+            instance=dict(self.instance, migration_context=context))
         LOG.info('Cast the live migration of %s from %s to %s (%s)',
                  self.uuid, self.source, host, node)
 
     def _record_start(self, host, node, context, decision):
-        """The destination, the migration context, the decision record
-        and the event's Success, in one transaction.
+        """The destination, the migration context (a primitive), the
+        decision record and the event's Success, in one transaction.
         """
         named = migration_records.prepare_update(
             self.migration['uuid'], {'dest_compute': host, 'dest_node': node},
             expected_status=migration_obj.ACCEPTED, brief=True)
         placed = instance_records.prepare_update(
-            self.uuid, {'migration_context': context.to_primitive()},
+            self.uuid, {'migration_context': context},
             expected_task_state=[instance_obj.MIGRATING])
         conductor_host = self.conductor.host
 
