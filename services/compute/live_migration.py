@@ -287,6 +287,17 @@ class LiveMigrationTask(object):
             self.ctxt, self.uuid, self.migration_uuid,
             migration_values=values, expected_status=expected, brief=True)
 
+    def _status(self, status, expected):
+        """Take the migration from ``expected`` to ``status``, reading the
+        instance back only when this task has none yet.
+        """
+        move = self.agent.move_updates.update(
+            self.ctxt, self.uuid, self.migration_uuid,
+            migration_values={'status': status}, expected_status=expected,
+            brief=self.instance is not None)
+        if move['instance'] is not None:
+            self.instance = move['instance']
+
     def enqueue(self):
         """Step 1: run at once when the host has a free slot, else
         ``queued`` on the agent's live migration queue (an abort reaches
@@ -301,13 +312,7 @@ class LiveMigrationTask(object):
             return
         self._from = migration_obj.QUEUED
         try:
-            move = self.agent.move_updates.update(
-                self.ctxt, self.uuid, self.migration_uuid,
-                migration_values={'status': migration_obj.QUEUED},
-                expected_status=migration_obj.ACCEPTED,
-                brief=self.instance is not None)
-            if move['instance'] is not None:
-                self.instance = move['instance']
+            self._status(migration_obj.QUEUED, migration_obj.ACCEPTED)
         except Exception as exc:
             LOG.info('Live migration %s of %s cannot start: %s',
                      self.migration_uuid, self.uuid, exc)
@@ -358,12 +363,7 @@ class LiveMigrationTask(object):
         cast carried it or the queued write read it).
         """
         self._check_abort()
-        move = self.agent.move_updates.update(
-            self.ctxt, self.uuid, self.migration_uuid,
-            migration_values={'status': migration_obj.PREPARING},
-            expected_status=self._from, brief=self.instance is not None)
-        if move['instance'] is not None:
-            self.instance = move['instance']
+        self._status(migration_obj.PREPARING, self._from)
 
     def _prepare(self):
         """Step 2: the destination's own preparation."""
