@@ -6,7 +6,8 @@
 Under InnoDB's default, REPEATABLE READ, an UPDATE found by an index
 locks the gaps beside what it looked at: another transaction's INSERT
 into such a gap waits, and moves deadlocked. Berth sets READ COMMITTED on
-every connection, the one oslo.db opened before Berth's listeners too.
+every connection, the one oslo.db opened before Berth's listeners too:
+the Database here has a pool of one connection.
 """
 
 import uuid
@@ -47,7 +48,7 @@ def test_every_session_is_read_committed(tables):
     assert level(single_connection.Context()) == 'READ-COMMITTED'
 
 
-def test_a_guarded_update_does_not_block_an_insert_beside_it(tables):
+def test_an_update_does_not_block_an_insert_beside_it(tables):
     database, other = tables
     inserted = []
 
