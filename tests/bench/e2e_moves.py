@@ -8,13 +8,15 @@ API as an admin would (the fake driver, zero simulated copy time):
 
 * cold migrations: ``--cold`` ACTIVE servers get ``migrate`` (the
   scheduler chooses) from ``--concurrency`` client threads; each is
-  confirmed (``confirmResize``) as soon as it shows VERIFY_RESIZE. A
-  migration's latency is from the POST to the first list showing
-  VERIFY_RESIZE on another host; the rate counts migrations over the
-  time from the first POST to the last VERIFY_RESIZE;
+  confirmed (``confirmResize``) as soon as its migration is
+  ``finished`` (the server VERIFY_RESIZE) on another host. A migration's
+  latency is from the POST to the first list showing it finished; the
+  rate counts migrations over the time from the first POST to the last
+  one finished;
 * live migrations: ``--live`` other ACTIVE servers get ``os-migrateLive``
-  with ``host`` null and ``block_migration`` auto; one is done when it is
-  ACTIVE with no task on another host;
+  with ``host`` null and ``block_migration`` auto; one is done when its
+  migration is ``completed`` (the source writes it after the server is
+  ACTIVE on its destination);
 * a host emptied: ``--drain`` servers are booted onto one host (its
   zone's ``zone:host`` form, as an admin does), then all live-migrated
   away at once; the figure is the time until the host has no server;
@@ -23,14 +25,17 @@ API as an admin would (the fake driver, zero simulated copy time):
   (disable, what-if plan over the whole cloud, live migrations to the
   planned hosts); the figure is the command's run time.
 
-Each part ends by checking placement: every server's host provider holds
-its flavor, and no allocation of consumer type MIGRATION is left. Each
+Each part ends by checking placement (every server's host provider holds
+its flavor, and no allocation of consumer type MIGRATION is left) and the
+servers (each one moved is ACTIVE, with no task, on another host). Each
 part reports the CPU each process spent per moved server (``--profile``
-records each part apart). The progress poll is one detailed list per
-``POLL`` seconds of the servers changed since the previous one
-(``changes-since``), as a client watching many servers does: a full list
-of a thousand servers four times a second would cost the API more than
-the moves.
+records each part apart). The progress poll is one ``os-migrations`` list
+per ``POLL`` seconds of the part's kind of migration changed since the
+previous one (``changes-since``), as an admin watching moves does: a
+migration's status says when it is ready to confirm (``finished``), done
+(``confirmed``, ``completed``) or failed, and a migration is a smaller
+record to render than a server's detail, which the API would otherwise
+render about ten times per move for the measuring client alone.
 """
 
 import datetime
@@ -52,58 +57,78 @@ POLL = 0.25
 # NOTE: each incremental list starts this long before the previous one
 # did: a row written while the previous list was read is seen again.
 OVERLAP = 2.0
+PAGE = 1000
+COLD = 'migration'
+LIVE = 'live-migration'
+FAILED = ('error', 'failed')
 DRAIN_FLAVOR = {'name': 'e2e.drain', 'vcpus': 1, 'ram': 128, 'disk': 1}
 
 
+def _stamp(moment):
+    """An API ``changes-since`` value (UTC, to the second) of ``moment``.
+    """
+    return datetime.datetime.fromtimestamp(
+        moment, datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
 class Watcher(object):
-    """The servers of the benchmark's project as last seen, kept by
-    incremental detailed lists.
+    """The latest migration of each server, of one kind, kept by
+    incremental ``os-migrations`` lists from ``since`` (epoch seconds).
     """
 
-    def __init__(self, admin):
+    def __init__(self, admin, migration_type, since):
         self.admin = admin
-        self.servers = {}
-        self.since = None
+        self.migration_type = migration_type
+        self.since = since
 
     def poll(self):
-        """The servers seen changed since the previous poll (every one
-        on the first).
+        """{server uuid: its newest migration} of those changed since the
+        previous poll (or ``since``).
         """
         started = time.time()
-        if self.since is None:
-            changed = load.list_servers(self.admin)
-        else:
-            stamp = datetime.datetime.fromtimestamp(
-                self.since - OVERLAP, datetime.timezone.utc)
-            changed = load.list_servers(self.admin, params={
-                'changes-since': stamp.strftime('%Y-%m-%dT%H:%M:%SZ')})
+        params = {'changes-since': _stamp(self.since - OVERLAP),
+                  'migration_type': self.migration_type, 'limit': PAGE}
+        changed = {}
+        while True:
+            body = self.admin.call('GET', '/os-migrations', params=params)
+            page = body['migrations']
+            # NOTE: newest first: a server's first row is its latest move.
+            for migration in page:
+                changed.setdefault(migration['instance_uuid'], migration)
+            if not body.get('migrations_links') or not page:
+                break
+            params['marker'] = page[-1]['uuid']
         self.since = started
-        self.servers.update((s['id'], s) for s in changed)
         return changed
 
 
 class Moves(object):
-    """One kind of move over ``servers``; done per server by ``is_done``.
+    """One kind of move over ``servers``, watched by their migrations.
 
-    :param post: (server) -> (method, path, body) of the move.
-    :param then: (server) -> (method, path, body) sent once the server
-        shows ``then_when`` (the confirm of a cold migration), or None.
+    :param post: (server uuid) -> (method, path, body) of the move.
+    :param is_done: (migration, origin host) -> whether the move is over.
+    :param then: (server uuid) -> (method, path, body) sent once the
+        migration shows ``then_when`` (the confirm of a cold migration),
+        or None.
     """
 
     def __init__(self, admin, servers, concurrency, timeout, post,
-                 is_done, then=None, then_when=None):
+                 migration_type, is_done, then=None, then_when=None):
         self.admin = admin
         self.origin = {s['id']: s['OS-EXT-SRV-ATTR:host'] for s in servers}
         self.concurrency = concurrency
         self.timeout = timeout
         self.post = post
+        self.migration_type = migration_type
         self.is_done = is_done
         self.then = then
         self.then_when = then_when
         self.sent = {}
         self.reached = {}
         self.followed = set()
+        self.done = set()
         self.errors = []
+        self.failed = set()
         self.todo = queue.Queue()
         self._lock = threading.Lock()
 
@@ -127,30 +152,42 @@ class Moves(object):
                     self.sent[server_id] = time.time()
             self._send(server_id, request)
 
-    def _observe(self, now, servers):
-        for server in servers:
-            uuid = server['id']
-            if uuid not in self.origin or uuid in self.reached:
-                continue
-            if self.then is not None and uuid not in self.followed and \
-                    self.then_when(server, self.origin[uuid]):
-                with self._lock:
-                    self.reached[uuid] = now
-                    self.followed.add(uuid)
-                self.todo.put((uuid, self.then(server)))
-            elif self.then is None and self.is_done(server,
-                                                    self.origin[uuid]):
-                with self._lock:
-                    self.reached[uuid] = now
+    def _fail(self, uuid, migration):
+        if uuid not in self.failed:
+            self.failed.add(uuid)
+            self.errors.append('migration %s of %s ended %s' % (
+                migration['uuid'], uuid, migration['status']))
+
+    def _see(self, now, uuid, migration):
+        origin = self.origin[uuid]
+        if migration['status'] in FAILED:
+            return self._fail(uuid, migration)
+        if self.is_done(migration, origin):
+            self.done.add(uuid)
+        if uuid in self.reached:
+            return
+        if self.then is None:
+            if uuid in self.done:
+                self.reached[uuid] = now
+        elif self.then_when(migration, origin):
+            self.reached[uuid] = now
+            self.followed.add(uuid)
+            self.todo.put((uuid, self.then(uuid)))
+
+    def _observe(self, now, changed):
+        """Take in one poll's migrations; whether every server reached
+        its mark (or failed).
+        """
         with self._lock:
+            for uuid, migration in changed.items():
+                if uuid in self.origin:
+                    self._see(now, uuid, migration)
             return len(self.reached) + len(self.errors) >= len(self.origin)
 
-    def _settled(self, servers):
-        if self.then is None:
-            return True
-        pending = [s for s in servers if s['id'] in self.followed and
-                   not self.is_done(s, self.origin[s['id']])]
-        return not pending
+    def _settled(self):
+        """Whether every confirmed move ended (or failed)."""
+        with self._lock:
+            return not (self.followed - self.done - self.failed)
 
     def run(self):
         threads = [threading.Thread(target=self._sender, daemon=True)
@@ -162,28 +199,31 @@ class Moves(object):
             self.todo.put((uuid, self.post(uuid)))
         deadline = started + self.timeout
         moved_at = None
-        watcher = Watcher(self.admin)
+        watcher = Watcher(self.admin, self.migration_type, started)
         while time.time() < deadline:
             time.sleep(POLL)
             changed = watcher.poll()
-            if moved_at is None and self._observe(time.time(), changed):
+            if self._observe(time.time(), changed) and moved_at is None:
                 moved_at = time.time()
-            if moved_at is not None and self._settled(
-                    list(watcher.servers.values())):
+            if moved_at is not None and self._settled():
                 break
         for _thread in threads:
             self.todo.put(None)
-        return self.result(started, moved_at)
+        return self.result(started)
 
-    def result(self, started, moved_at):
+    def result(self, started):
         ended = max(self.reached.values()) if self.reached else time.time()
         seconds = ended - started
         missing = len(self.origin) - len(self.reached) - len(self.errors)
         failures = list(self.errors[:5])
         if self.errors:
-            failures.append('%d moves refused' % len(self.errors))
-        if missing:
+            failures.append('%d moves refused or failed' % len(self.errors))
+        if missing > 0:
             failures.append('%d servers never moved' % missing)
+        unsettled = len(self.followed - self.done - self.failed)
+        if unsettled:
+            failures.append('%d moves never ended after their '
+                            'confirmation' % unsettled)
         latencies = [self.reached[u] - self.sent[u] for u in self.reached
                      if u in self.sent]
         return {'servers': len(self.origin), 'moved': len(self.reached),
@@ -193,6 +233,20 @@ class Moves(object):
                 'latency_ms': e2e_actions._dist(latencies),
                 'failures': failures}
 
+    def landing_check(self, servers):
+        """Failures: a server this part moved that is not ACTIVE, with no
+        task, on another host than its origin (``servers``: a detailed
+        list read after the part).
+        """
+        seen = {s['id']: s for s in servers}
+        wrong = [uuid for uuid in self.reached
+                 if uuid not in seen or not _active_elsewhere(
+                     seen[uuid], self.origin[uuid])]
+        if not wrong:
+            return []
+        return ['%d moved servers not ACTIVE elsewhere, e.g. %s' % (
+            len(wrong), wrong[0])]
+
 
 def _active_elsewhere(server, origin):
     return (server['status'] == 'ACTIVE' and
@@ -200,18 +254,27 @@ def _active_elsewhere(server, origin):
             server['OS-EXT-SRV-ATTR:host'] not in (None, origin))
 
 
-def _verify_elsewhere(server, origin):
-    return (server['status'] == 'VERIFY_RESIZE' and
-            server['OS-EXT-SRV-ATTR:host'] not in (None, origin))
+def _finished_elsewhere(migration, origin):
+    """A cold migration ready to confirm (its server VERIFY_RESIZE)."""
+    return (migration['status'] == 'finished' and
+            migration['dest_compute'] not in (None, origin))
+
+
+def _confirmed(migration, _origin):
+    return migration['status'] == 'confirmed'
+
+
+def _completed_elsewhere(migration, origin):
+    return (migration['status'] == 'completed' and
+            migration['dest_compute'] not in (None, origin))
 
 
 def _migrate(uuid):
     return 'POST', '/servers/%s/action' % uuid, {'migrate': None}
 
 
-def _confirm(server):
-    return ('POST', '/servers/%s/action' % server['id'],
-            {'confirmResize': None})
+def _confirm(uuid):
+    return 'POST', '/servers/%s/action' % uuid, {'confirmResize': None}
 
 
 def _live(uuid):
@@ -231,12 +294,15 @@ def _placement(cloud, method, path, params=None, body=None,
     return resp.json() if resp.content else None
 
 
-def placement_check(cloud, admin):
+def placement_check(cloud, admin, servers=None):
     """Failures: placement's VCPU usage differs from the servers' flavors,
     or a MIGRATION consumer still holds something.
+
+    :param servers: the project's servers, detailed (None: listed here).
     """
     failures = []
-    servers = load.list_servers(admin)
+    if servers is None:
+        servers = load.list_servers(admin)
     held = sum((s.get('flavor') or {}).get('vcpus', 0) for s in servers)
     total = load.placement_usage(cloud.placement_url)
     if total.get('VCPU', 0) != held:
@@ -367,8 +433,10 @@ def drain_tool(cloud, args, image_id, busy):
 
 def _empty(admin, args, host, booted):
     on_host = [s for s in booted if s['OS-EXT-SRV-ATTR:host'] == host]
-    result = Moves(admin, on_host, args.concurrency, args.timeout, _live,
-                   _active_elsewhere).run()
+    moves = Moves(admin, on_host, args.concurrency, args.timeout, _live,
+                  LIVE, _completed_elsewhere)
+    result = moves.run()
+    result['failures'] += moves.landing_check(load.list_servers(admin))
     result['host'] = host
     return result
 
@@ -392,6 +460,14 @@ def _measured(cloud, profiler, label, run):
     return result
 
 
+def _checked(cloud, admin, moves, result):
+    """``result`` with the failures of the checks after its part."""
+    servers = load.list_servers(admin)
+    result['failures'] += moves.landing_check(servers)
+    result['failures'] += placement_check(cloud, admin, servers)
+    return result
+
+
 def run_phase(cloud, args, admin, servers, image_id, profiler=None):
     """Cold migrations, live migrations, a host emptied; a result dict."""
     active = [s for s in servers if s['status'] == 'ACTIVE']
@@ -399,16 +475,16 @@ def run_phase(cloud, args, admin, servers, image_id, profiler=None):
     live = active[args.cold:args.cold + args.live]
     result = {}
     if cold:
-        result['cold'] = _measured(cloud, profiler, 'moves-cold', Moves(
-            admin, cold, args.concurrency, args.timeout, _migrate,
-            _active_elsewhere, then=_confirm,
-            then_when=_verify_elsewhere).run)
-        result['cold']['failures'] += placement_check(cloud, admin)
+        moves = Moves(admin, cold, args.concurrency, args.timeout, _migrate,
+                      COLD, _confirmed, then=_confirm,
+                      then_when=_finished_elsewhere)
+        result['cold'] = _checked(cloud, admin, moves, _measured(
+            cloud, profiler, 'moves-cold', moves.run))
     if live:
-        result['live'] = _measured(cloud, profiler, 'moves-live', Moves(
-            admin, live, args.concurrency, args.timeout, _live,
-            _active_elsewhere).run)
-        result['live']['failures'] += placement_check(cloud, admin)
+        moves = Moves(admin, live, args.concurrency, args.timeout, _live,
+                      LIVE, _completed_elsewhere)
+        result['live'] = _checked(cloud, admin, moves, _measured(
+            cloud, profiler, 'moves-live', moves.run))
     if args.drain:
         result['drain'] = drain(cloud, args, image_id)
         result['drain']['failures'] += placement_check(cloud, admin)
