@@ -471,14 +471,19 @@ class FinishResize(_SentStep):
 
 
 class ConfirmResize(_SentStep):
-    """Step 4, on the source. The conductor sends the instance and
-    migration it read when it confirmed (the migration ``confirming``,
-    the task None).
+    """Step 4, on the source. The API (or the conductor) sends the
+    instance and migration it claimed when it confirmed (the migration
+    ``confirming``, the task None).
     """
 
     event = 'compute_confirm_resize'
 
     def _run(self):
+        # NOTE: first, so that nothing the step meets afterwards (a
+        # failed driver, a deleted server) keeps the source's resources
+        # held; placement down is logged and left to the audit.
+        move_allocations.drop_migration(self.agent.report.client, self.ctxt,
+                                        self.migration_uuid)
         migration = migration_obj.Migration.from_primitive(self.migration)
         with self.notifier.around(self.ctxt, 'resize_confirm',
                                   lambda: self.instance):

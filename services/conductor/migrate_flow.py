@@ -396,8 +396,9 @@ def _saved_spec(move):
 
 def confirm_resize(conductor, ctxt, instance_uuid, migration_uuid,
                    instance=None, migration=None):
-    """Drop the source's allocation, keep the new flavor in the stored
-    spec, and have the source compute remove the old guest.
+    """Keep a resize's new flavor in the stored spec and have the source
+    compute remove the old guest and the migration consumer's allocation
+    (the API's confirm of a cold migration casts to the source itself).
 
     :param instance, migration: primitives the caller (the API) read and
         claimed; None reads them here.
@@ -408,8 +409,6 @@ def confirm_resize(conductor, ctxt, instance_uuid, migration_uuid,
         move = _Move.load(conductor, ctxt, instance_uuid, migration_uuid)
     if move is None:
         return
-    move_allocations.drop_migration(conductor.placement, ctxt,
-                                    migration_uuid)
     if move.migration.migration_type == migration_obj.RESIZE:
         try:
             move_spec.save_spec(conductor, ctxt, instance_uuid,

@@ -37,6 +37,7 @@ from common.objects import migration as migration_obj
 from services.api.actions import checks
 from services.api import boot
 from services.api import cell_hosts
+from services.api import deletion
 from services.api import errors
 from services.api import quota
 from services.api.records import flavors as flavor_records
@@ -291,6 +292,30 @@ def _unclaim(ctxt, cell, instance, migration, status, values):
         LOG.exception('Could not undo the %s of %s', status, instance.uuid)
 
 
+def _send_end(ctxt, cell, rpc, instance, migration):
+    """Cast the confirm or revert of the claimed ``migration``.
+
+    A cold migration's confirm goes straight to its source compute, as
+    every confirm does in Nova: the source removes the old guest and the
+    migration consumer's allocation. A resize's passes through the
+    conductor, which first keeps the new flavor in the server's stored
+    request spec (Berth stores it once the resize is confirmed); a revert
+    always does (the conductor gives the source allocation back).
+    """
+    if rpc == 'confirm_resize' and (migration.migration_type ==
+                                    migration_obj.MIGRATION):
+        deletion.compute_api(cell).confirm_resize(
+            ctxt, migration.source_compute, instance, migration)
+        return
+    sent = {}
+    if rpc == 'confirm_resize':
+        # NOTE: as claimed: the conductor need not read them again.
+        sent = {'instance': instance, 'migration': migration}
+    getattr(boot.conductor_api(), rpc)(
+        ctxt, instance_uuid=instance.uuid, migration_uuid=migration.uuid,
+        **sent)
+
+
 def _end_resize(req, value, key, policy, method, status, values, rpc,
                 answer):
     util.validate({key: value}, getattr(schemas, method))
@@ -299,14 +324,8 @@ def _end_resize(req, value, key, policy, method, status, values, rpc,
     checks.check_locked(ctxt, instance)
     checks.check_state(instance, key, (inst.RESIZED,))
     migration = _begin_end(req, instance, cell, key, status, values)
-    sent = {}
-    if rpc == 'confirm_resize':
-        # NOTE: as claimed: the conductor need not read them again.
-        sent = {'instance': instance, 'migration': migration}
     try:
-        getattr(boot.conductor_api(), rpc)(
-            ctxt, instance_uuid=instance.uuid, migration_uuid=migration.uuid,
-            **sent)
+        _send_end(ctxt, cell, rpc, instance, migration)
     except Exception as exc:
         _unclaim(ctxt, cell, instance, migration, status,
                  {'task_state': None} if values else {})

@@ -98,6 +98,10 @@ class FakeCompute(object):
     def terminate_instance(self, ctxt, host, instance_uuid):
         self.terminated.append((host, instance_uuid))
 
+    def confirm_resize(self, ctxt, host, instance, migration):
+        self.confirms = getattr(self, 'confirms', [])
+        self.confirms.append((host, instance, migration))
+
     def snapshot_instance(self, ctxt, host, instance_uuid, image_id):
         self.snapshots = getattr(self, 'snapshots', [])
         self.snapshots.append((host, instance_uuid, image_id))

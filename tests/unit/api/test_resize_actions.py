@@ -37,10 +37,10 @@ def _server(world, **values):
                               **values)
 
 
-def _finished(world, server, status='finished'):
+def _finished(world, server, status='finished', migration_type='resize'):
     migration = str(uuid_lib.uuid4())
     world.insert('cell1', cell_tables.migrations, uuid=migration,
-                 instance_uuid=server, migration_type='resize',
+                 instance_uuid=server, migration_type=migration_type,
                  status=status, source_compute='src', source_node='src',
                  dest_compute='dst', dest_node='dst', hidden=False,
                  cross_cell_move=False, deleted=0,
@@ -210,6 +210,17 @@ def test_confirm_needs_verify_resize_and_a_finished_migration(world):
     # NOTE: the second confirm finds no finished migration.
     status, body, _r = _action(world, resized, {'confirmResize': None})
     assert status == 400
+
+
+def test_a_cold_migrations_confirm_goes_straight_to_its_source(world):
+    resized = _server(world, vm_state='resized')
+    migration = _finished(world, resized, migration_type='migration')
+    status, body, _r = _action(world, resized, {'confirmResize': None})
+    assert status == 204, body
+    [(host, instance, sent)] = world.compute.confirms
+    assert (host, instance.uuid, sent.uuid, sent.status) == (
+        'src', resized, migration, 'confirming')
+    assert not getattr(world.conductor, 'confirms', [])
 
 
 def test_revert_sets_revert_resize_and_casts(world):

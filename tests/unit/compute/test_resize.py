@@ -307,6 +307,34 @@ def _placed(agent, placement, instance, migration):
     _hold(agent, placement, instance['uuid'], DST, 'INSTANCE', 2)
 
 
+def test_the_source_drops_the_migrations_allocation_when_it_confirms(
+        move, placement):
+    agent, manager, instance, migration, casts = move()
+    _placed(agent, placement, instance, migration)
+    _run_to_verify(agent, manager, instance, migration, casts)
+    assert _held(placement, migration) != {}
+    _confirm(agent, manager, instance['uuid'], migration)
+    assert agent.conductor.migrations[migration]['status'] == 'confirmed'
+    assert _held(placement, migration) == {}
+    assert list(_held(placement, instance['uuid'])) == [
+        agent.conductor.nodes[(DST, DST)]['uuid']]
+
+
+def test_a_failed_confirm_still_frees_the_source(move, placement):
+    agent, manager, instance, migration, casts = move()
+    _placed(agent, placement, instance, migration)
+    _run_to_verify(agent, manager, instance, migration, casts)
+    agent.driver.confirm_migration = _boom
+    _confirm(agent, manager, instance['uuid'], migration)
+    assert agent.conductor.instances[instance['uuid']]['vm_state'] == \
+        inst.ERROR
+    assert _held(placement, migration) == {}
+
+
+def _boom(*args):
+    raise RuntimeError('the old guest would not go')
+
+
 def test_a_server_deleted_while_it_is_sent_drops_its_whole_move(
         move, placement):
     agent, manager, instance, migration, casts = move()

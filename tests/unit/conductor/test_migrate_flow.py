@@ -177,12 +177,14 @@ def test_no_alternate_left_ends_the_move_on_its_source(world):
     assert 'Exceeded maximum number of retries' in row.fault['message']
 
 
-def test_confirm_drops_the_source_and_keeps_the_new_flavor(world):
+def test_confirm_keeps_the_new_flavor_and_leaves_the_source_to_it(world):
     uuid, cast = _moved(world)
     dest = _held(world, uuid)
+    source = _held(world, cast['migration_uuid'])
     migrate_flow.confirm_resize(world.manager, fx.ctxt(), uuid,
                                 cast['migration_uuid'])
-    assert _held(world, cast['migration_uuid']) == {}
+    # NOTE: the source compute drops the migration's allocation itself.
+    assert _held(world, cast['migration_uuid']) == source != {}
     assert _held(world, uuid) == dest
     [done] = world.compute.moves
     assert (done['method'], done['host']) == ('confirm_resize', 'h1')
@@ -205,7 +207,6 @@ def test_a_confirm_sent_what_the_api_claimed_reads_nothing(world,
     migrate_flow.confirm_resize(world.manager, fx.ctxt(), uuid,
                                 migration.uuid, instance.to_primitive(),
                                 migration.to_primitive())
-    assert _held(world, migration.uuid) == {}
     [done] = world.compute.moves
     assert (done['method'], done['host'], done['instance_uuid'],
             done['migration_status']) == ('confirm_resize', 'h1', uuid,
