@@ -139,10 +139,11 @@ class ComputeManager(manager.Manager):
 
     def confirm_resize(self, ctxt, instance_uuid, migration_uuid, host,
                        instance, migration):
-        """Remove a confirmed move's old guest (source).
+        """Remove a confirmed move's old guest and free the source of
+        its migration consumer's allocation (source).
 
-        :param instance, migration: their primitives as the conductor read
-            them when it confirmed.
+        :param instance, migration: their primitives as the API (or the
+            conductor) claimed them.
         """
         resize.ConfirmResize(self.agent, ctxt, self._served(host),
                              instance, migration).run()

@@ -156,10 +156,11 @@ class ComputeAPI(object):
                         migration=_primitive(migration))
 
     def confirm_resize(self, ctxt, host, instance, migration):
-        """Remove the confirmed move's old guest on the source (cast).
+        """Remove the confirmed move's old guest on the source and its
+        migration consumer's allocation (cast).
 
         :param instance, migration: the Instance and Migration (or
-            primitives) as the conductor read them when it confirmed.
+            primitives) as the API (or the conductor) claimed them.
         """
         instance, migration = _primitive(instance), _primitive(migration)
         self._move_cast(ctxt, 'confirm_resize', host, instance['uuid'],
