@@ -138,6 +138,9 @@ class Moves(object):
             self.admin.call(method, path, body, expect=(202, 204))
         except Exception as exc:
             with self._lock:
+                # NOTE: failed, so that a refused confirm is not waited
+                # for until the timeout.
+                self.failed.add(server_id)
                 self.errors.append('%s %s: %s' % (path, server_id,
                                                   str(exc)[:200]))
 

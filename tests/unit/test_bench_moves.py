@@ -16,10 +16,11 @@ class FakeAPI(object):
     moves ``error``. ``page`` is the list's page size.
     """
 
-    def __init__(self, count, fail=0, page=1000):
+    def __init__(self, count, fail=0, page=1000, refuse_confirm=0):
         self.hosts = {'s%d' % i: 'a' for i in range(count)}
         self.migrations = []
         self.fail = fail
+        self.refuse_confirm = refuse_confirm
         self.page = page
         self.lists = []
         self.lock = threading.Lock()
@@ -61,6 +62,9 @@ class FakeAPI(object):
                 self._move(uuid, moves.COLD, 'finished')
             elif 'os-migrateLive' in body:
                 self._move(uuid, moves.LIVE, 'completed')
+            elif self.refuse_confirm:
+                self.refuse_confirm -= 1
+                raise RuntimeError('400 Instance has not been resized.')
             else:
                 latest = [m for m in self.migrations
                           if m['instance_uuid'] == uuid][-1]
@@ -102,6 +106,17 @@ def test_a_failed_migration_is_a_failure_not_a_wait():
     assert result['moved'] == 3
     assert result['failures'][0].endswith('ended error')
     assert result['failures'][-1] == '1 moves refused or failed'
+
+
+def test_a_refused_confirm_is_a_failure_not_a_wait():
+    api = FakeAPI(3, refuse_confirm=1)
+    cold = _cold(api, 3)
+    result = cold.run()
+    # NOTE: settled: the run ended without waiting for that confirm.
+    assert cold._settled()
+    assert result['failures'][-1] == '1 moves refused or failed'
+    assert sorted(m['status'] for m in api.migrations) == [
+        'confirmed', 'confirmed', 'finished']
 
 
 def test_a_server_left_behind_fails_the_landing_check():
