@@ -385,7 +385,7 @@ def drain(cloud, args, image_id):
         _raise_cpu_ratio(cloud, host)
         booted = _boot_onto(admin, host, zone, args.drain, image_id,
                             args.timeout)
-        return _empty(admin, args, host, booted)
+        return _empty(cloud, admin, args, host, booted)
     finally:
         admin.close()
 
@@ -434,12 +434,11 @@ def drain_tool(cloud, args, image_id, busy):
             'latency_ms': {}, 'failures': failures}
 
 
-def _empty(admin, args, host, booted):
+def _empty(cloud, admin, args, host, booted):
     on_host = [s for s in booted if s['OS-EXT-SRV-ATTR:host'] == host]
     moves = Moves(admin, on_host, args.concurrency, args.timeout, _live,
                   LIVE, _completed_elsewhere)
-    result = moves.run()
-    result['failures'] += moves.landing_check(load.list_servers(admin))
+    result = _checked(cloud, admin, moves, moves.run())
     result['host'] = host
     return result
 
@@ -490,7 +489,6 @@ def run_phase(cloud, args, admin, servers, image_id, profiler=None):
             cloud, profiler, 'moves-live', moves.run))
     if args.drain:
         result['drain'] = drain(cloud, args, image_id)
-        result['drain']['failures'] += placement_check(cloud, admin)
         # NOTE: the command reads the cloud's config file, which only the
         # processes mode writes for berth-manage.
         if getattr(cloud, 'stack', None) is not None:
