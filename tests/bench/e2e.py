@@ -340,8 +340,8 @@ def _single_boots(results):
 
 def _against_boots(part, boots):
     """A move's rate and CPU beside the same run's boots: the absolute
-    rates follow the machine (33 to 54 boots/s on those measured so far),
-    the ratios what a move costs against a boot on the same one.
+    rates follow the machine (doc/benchmarks.md), the ratios what a move
+    costs against a boot on the same one.
     """
     if boots is None or not boots.get('servers_per_s') or \
             not part.get('moves_per_s'):
