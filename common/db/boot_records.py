@@ -296,15 +296,19 @@ def get_request_specs(ctxt, uuids, database=None):
         json.loads(row.spec)) for row in _read_core(database, fetch, ctxt)}
 
 
-def save_request_spec(ctxt, uuid, spec, database=None):
-    """Write (create or replace) the RequestSpec of an instance."""
+def save_request_spec(ctxt, uuid, spec, database=None, create=True):
+    """Write (create or replace) the RequestSpec of an instance.
+
+    :param create: False only replaces one: an instance whose spec is
+        gone (deleted meanwhile) gets none.
+    """
     text = _dumps(spec.to_primitive())
 
     def save(ctx):
         now = timeutils.utcnow()
         updated = ctx.connection.execute(_UPDATE_REQUEST_SPEC, {
             'uuid': uuid, 'text': text, 'now': now})
-        if not updated.rowcount:
+        if create and not updated.rowcount:
             ctx.connection.execute(_INSERT_REQUEST_SPECS, {
                 'instance_uuid': uuid, 'spec': text, 'created_at': now})
     _write(database, save, ctxt)

@@ -287,11 +287,10 @@ class ConductorManager(manager.Manager):
             [selection_obj.Selection.from_primitive(a)
              for a in alternates or ()], failed_host, reason)
 
-    def confirm_resize(self, ctxt, instance_uuid, migration_uuid,
-                       instance=None, migration=None):
+    def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
         """Confirm a finished move; see ConductorAPI."""
         migrate_flow.confirm_resize(self, ctxt, instance_uuid,
-                                    migration_uuid, instance, migration)
+                                    migration_uuid)
 
     def revert_resize(self, ctxt, instance_uuid, migration_uuid,
                       reason=None):

@@ -17,19 +17,27 @@
              unchanged), fault, event Error; the API answers the
              NoValidHost as a 400
       -> decision recorded in conductor_migrate_server, migration's
-         destination set, prep_resize cast to the destination
+         destination set; a resize's flavor (and its NUMA and PCI
+         requests) stored in the server's request spec, as Nova does
+         once the scheduler found a host; prep_resize cast to the
+         destination
 
     migrate_reschedule (cast by a destination whose prep_resize failed)
       -> its claim dropped; the next alternate claimed in placement ->
          prep_resize there; none left -> ended as a NoValidHost above
+         (and a resize's stored spec has the old flavor again)
 
-    confirm_resize (cast by the API; migration confirming)
-      -> migration consumer's allocation dropped, stored spec takes the
-         new flavor -> confirm_resize cast to the source compute
+    confirm_resize (cast by the compute agent confirming a move older
+      than [DEFAULT] resize_confirm_window, or by the API deleting a
+      server in VERIFY_RESIZE; a user's confirm goes from the API to the
+      source compute)
+      -> confirm_resize cast to the source compute (which drops the
+         migration consumer's allocation)
 
     revert_resize (cast by the API, migration reverting; or by a compute
       whose part of the move failed, with the reason)
-      -> source allocation back to the instance, destination's dropped ->
+      -> source allocation back to the instance, destination's dropped,
+         a resize's stored spec given its old flavor back ->
          revert_resize cast to the destination compute (which hands the
          server back to the source: services/compute/resize.py)
 
@@ -47,7 +55,6 @@ from common.db import instance_records
 from common.db import migration_records
 from common.db import move_records
 from common import exception
-from common.numa import constraints
 from common.objects import flavor as flavor_obj
 from common.objects import instance as instance_obj
 from common.objects import migration as migration_obj
@@ -109,18 +116,16 @@ class _Move(object):
         return cls(conductor, ctxt, instance, cell_uuid, database, migration)
 
     @classmethod
-    def sent(cls, conductor, ctxt, instance, migration=None):
-        """The move of an Instance (and Migration) primitive a caller
-        read or wrote (nothing is read here; a server deleted since is
-        found by the compute step's guarded write).
+    def sent(cls, conductor, ctxt, instance):
+        """The move of an Instance primitive the API wrote (nothing is
+        read here; a server deleted since is found by the compute step's
+        guarded write).
         """
         instance = instance_obj.Instance.from_primitive(instance)
         cell_uuid, database = conductor.cells.instance_cell(
             ctxt, instance.uuid, hint=instance.cell_uuid)
         instance.cell_uuid = cell_uuid
-        if migration is not None:
-            migration = migration_obj.Migration.from_primitive(migration)
-        return cls(conductor, ctxt, instance, cell_uuid, database, migration)
+        return cls(conductor, ctxt, instance, cell_uuid, database)
 
     @property
     def kind(self):
@@ -156,9 +161,12 @@ class _Move(object):
                       'to instance %s: %s', self.migration.uuid, self.uuid,
                       exc)
 
-    def fail(self, exc, tb=None):
+    def fail(self, exc, tb=None, spec_saved=False):
         """End a move that never left its source: allocation back,
         migration error, task None with a fault, event Error.
+
+        :param spec_saved: the resize's flavor may be in the stored spec
+            already (it goes back to the server's own).
         """
         LOG.warning('%s of %s failed: %s', self.kind, self.uuid, exc)
         self.give_back()
@@ -174,6 +182,9 @@ class _Move(object):
             instance_records.update_instance(
                 self.ctxt, self.database, self.uuid, {'task_state': None},
                 expected_task_state=[instance_obj.RESIZE_PREP], brief=True)
+            if spec_saved:
+                self.restore_spec(self.instance.flavor,
+                                  self.instance.pci_requests)
         except (exception.InstanceNotFound,
                 exception.UnexpectedTaskStateError) as gone:
             LOG.info('Instance %s changed during its move: %s', self.uuid,
@@ -183,6 +194,21 @@ class _Move(object):
                 allocations.delete_allocations(self.conductor.placement,
                                                self.ctxt, self.uuid)
         self.event('finish', 'Error', tb)
+
+    def restore_spec(self, flavor, pci_requests):
+        """A resize ends on its source: the stored spec takes ``flavor``
+        (the old one) back; a failure is logged (the spec would keep the
+        new flavor, as Nova's may).
+        """
+        if self.migration.migration_type != migration_obj.RESIZE:
+            return
+        try:
+            move_spec.keep_flavor(self.conductor, self.ctxt,
+                                  self.instance.to_primitive(), flavor,
+                                  pci_requests)
+        except Exception:
+            LOG.exception('Could not give the request spec of %s its old '
+                          'flavor back', self.uuid)
 
     def deleted(self):
         """True when the server is gone or being deleted."""
@@ -284,11 +310,14 @@ def migrate_server(conductor, ctxt, instance_uuid, flavor=None, host=None,
     decision, chosen.decision = chosen.decision, None
     try:
         _record_choice(move, decision, chosen)
+        if flavor is not None:
+            move_spec.save_spec(conductor, ctxt, instance.uuid, spec,
+                                create=False)
         _prepare(move, spec, chosen, alternates, named=True)
     except Exception as exc:
         # NOTE: the destination is claimed but nobody was told: give it
         # back rather than leave the server half moved.
-        move.fail(exc, traceback.format_exc())
+        move.fail(exc, traceback.format_exc(), spec_saved=True)
         raise
     return chosen.service_host
 
@@ -372,50 +401,21 @@ def migrate_reschedule(conductor, ctxt, instance_uuid, migration_uuid,
                    'hosts available for retrying build failures for '
                    'instance %s.' % instance_uuid)
         move.fail(exc, 'Last failure on host %s: %s' % (failed_host,
-                                                        reason))
+                                                        reason),
+                  spec_saved=True)
         return None
     _prepare(move, spec, chosen, alternates)
     return chosen.service_host
 
 
-def _saved_spec(move):
-    """The stored spec with the confirmed flavor and its requests."""
-    conductor = move.conductor
-    migration = move.migration
-    spec = move_spec.stored_spec(conductor, move.ctxt,
-                                 move.instance.to_primitive())
-    flavor = migration.new_flavor
-    spec.flavor = flavor
-    numa = constraints.get_constraints(flavor,
-                                       dict(move.instance.image_meta or {}))
-    spec.numa_topology = None if numa is None else numa.to_primitive()
-    context = move.instance.migration_context or {}
-    spec.pci_requests = list(context.get('new_pci_requests') or [])
-    return spec
-
-
-def confirm_resize(conductor, ctxt, instance_uuid, migration_uuid,
-                   instance=None, migration=None):
-    """Keep a resize's new flavor in the stored spec and have the source
-    compute remove the old guest and the migration consumer's allocation
-    (the API's confirm of a cold migration casts to the source itself).
-
-    :param instance, migration: primitives the caller (the API) read and
-        claimed; None reads them here.
+def confirm_resize(conductor, ctxt, instance_uuid, migration_uuid):
+    """Have the source compute remove the old guest and the migration
+    consumer's allocation of a ``confirming`` move (the stored spec has
+    had a resize's flavor since it was scheduled).
     """
-    if instance is not None and migration is not None:
-        move = _Move.sent(conductor, ctxt, instance, migration)
-    else:
-        move = _Move.load(conductor, ctxt, instance_uuid, migration_uuid)
+    move = _Move.load(conductor, ctxt, instance_uuid, migration_uuid)
     if move is None:
         return
-    if move.migration.migration_type == migration_obj.RESIZE:
-        try:
-            move_spec.save_spec(conductor, ctxt, instance_uuid,
-                                _saved_spec(move))
-        except Exception:
-            LOG.exception('Could not save the request spec of %s with its '
-                          'new flavor', instance_uuid)
     move.compute().confirm_resize(ctxt, move.migration.source_compute,
                                   move.instance, move.migration)
     LOG.info('Cast confirm_resize of %s to %s', instance_uuid,
@@ -440,6 +440,10 @@ def revert_resize(conductor, ctxt, instance_uuid, migration_uuid,
             LOG.warning('Could not mark migration %s reverting: %s',
                         migration_uuid, exc)
     move.give_back()
+    context = move.instance.migration_context or {}
+    move.restore_spec(move.migration.old_flavor,
+                      context.get('old_pci_requests',
+                                  move.instance.pci_requests))
     move.compute().revert_resize(ctxt, move.migration.dest_compute,
                                  instance_uuid, migration_uuid,
                                  reason=reason)

@@ -16,9 +16,12 @@ schedules with the server's stored request spec, updated for the move:
   computed for it by the API;
 * the server group refreshed (members placed since the boot count).
 
-The stored spec is changed only where the move's result must persist
-(the new flavor once a resize is confirmed, the image of an unshelve),
-by the workflow; the copy sent also names the kind of move.
+The stored spec is changed only where the move's result must persist,
+by the workflow: a resize's flavor from the moment it is scheduled (so
+that its confirm needs nothing more than the source compute, as in Nova)
+and the old one again when the resize ends on its source (a revert, a
+failure, a stuck move ended), the image of an unshelve. The copy sent
+also names the kind of move.
 """
 
 import logging
@@ -26,6 +29,7 @@ import logging
 from common.db import boot_records
 from common.db import group_setup
 from common import exception
+from common.numa import constraints
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
 
@@ -54,9 +58,12 @@ def stored_spec(conductor, ctxt, instance):
         pci_requests=list(inst.pci_requests or []))
 
 
-def save_spec(conductor, ctxt, instance_uuid, spec):
+def save_spec(conductor, ctxt, instance_uuid, spec, create=True):
     """Store ``spec`` as the instance's request spec (without the move's
     own fields).
+
+    :param create: False replaces a stored spec only (a server deleted
+        meanwhile gets none back).
     """
     if not conductor.cells.has_api:
         return
@@ -66,7 +73,24 @@ def save_spec(conductor, ctxt, instance_uuid, spec):
     kept.requested_destination = None
     kept.retry = None
     boot_records.save_request_spec(ctxt, instance_uuid, kept,
-                                   database=conductor.cells.api)
+                                   database=conductor.cells.api,
+                                   create=create)
+
+
+def keep_flavor(conductor, ctxt, instance, flavor, pci_requests):
+    """Store ``flavor`` in the instance's request spec, with the NUMA
+    request it makes with the server's image and ``pci_requests``: how a
+    resize that ends on its source gives the spec its old flavor back.
+
+    :param instance: the Instance primitive.
+    """
+    spec = stored_spec(conductor, ctxt, instance)
+    spec.flavor = flavor
+    numa = constraints.get_constraints(
+        flavor, dict(instance.get('image_meta') or {}))
+    spec.numa_topology = None if numa is None else numa.to_primitive()
+    spec.pci_requests = list(pci_requests or [])
+    save_spec(conductor, ctxt, instance['uuid'], spec, create=False)
 
 
 def for_move(spec, instance, move_type, flavor=None, host=None, node=None,

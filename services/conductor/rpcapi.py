@@ -235,22 +235,14 @@ class ConductorAPI(object):
                    alternates=[_primitive(a) for a in alternates or ()],
                    failed_host=failed_host, reason=reason)
 
-    def confirm_resize(self, ctxt, instance_uuid, migration_uuid,
-                       instance=None, migration=None):
-        """Confirm a finished resize or migration (cast): the source's
-        allocation is dropped and its compute removes the old guest.
-
-        :param instance, migration: the Instance and the ``confirming``
-            Migration (or primitives) as the caller read and claimed them,
-            which the conductor then need not read; None: it reads them.
+    def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
+        """Confirm a ``confirming`` resize or migration (cast): its source
+        compute removes the old guest and the migration's allocation.
+        (The API casts a user's confirm to the source compute itself.)
         """
         cctxt = self.client.prepare(version='1.0')
         cctxt.cast(ctxt, 'confirm_resize', instance_uuid=instance_uuid,
-                   migration_uuid=migration_uuid,
-                   instance=None if instance is None else _primitive(
-                       instance),
-                   migration=None if migration is None else _primitive(
-                       migration))
+                   migration_uuid=migration_uuid)
 
     def revert_resize(self, ctxt, instance_uuid, migration_uuid,
                       reason=None):

@@ -20,7 +20,9 @@ in progress but unchanged for longer than that bound::
                                         server, its destination one dropped
     the server is on its destination  -> the source allocation dropped
     then: migration error (guarded by the status seen), the server's task
-          state cleared (guarded by the task state seen) with a fault
+          state cleared (guarded by the task state seen) with a fault;
+          a resize's stored request spec takes the flavor the server has
+          (services/conductor/move_spec.py)
 
 A resize waiting for its confirmation (``finished``) is not stuck unless
 its server was deleted, and a live migration reporting progress keeps its
@@ -50,6 +52,7 @@ from common.objects import instance as instance_obj
 from common.objects import migration as migration_obj
 from services.conductor import allocations
 from services.conductor import move_allocations
+from services.conductor import move_spec
 
 LOG = logging.getLogger(__name__)
 
@@ -160,7 +163,23 @@ def _end(conductor, ctxt, database, migration, timeout):
             exception.UnexpectedTaskStateError) as exc:
         LOG.info('Instance %s changed while its stuck move was ended: %s',
                  instance.uuid, exc)
+        return True
+    if migration.migration_type == migration_obj.RESIZE:
+        _spec_follows(conductor, ctxt, instance)
     return True
+
+
+def _spec_follows(conductor, ctxt, instance):
+    """The stored spec of a server whose resize was ended takes the
+    flavor the server is left with (the new one was stored when the
+    resize was scheduled).
+    """
+    try:
+        move_spec.keep_flavor(conductor, ctxt, instance.to_primitive(),
+                              instance.flavor, instance.pci_requests)
+    except Exception:
+        LOG.exception('Could not store the flavor of %s in its request '
+                      'spec', instance.uuid)
 
 
 def unstarted_moves(ctxt, database, timeout, limit=BATCH):

@@ -83,6 +83,19 @@ def _events(cloud, server_id, action):
     return [(event, result) for event, result, _host in events]
 
 
+def _migrate_and_confirm(cloud, server):
+    """Cold migrate ``server`` and confirm: the move schedules and claims
+    with the server's stored request spec, so the placement check after
+    it shows that spec has the flavor the server has.
+    """
+    status, body = moves.action(cloud, server, {'migrate': None})
+    assert status == 202, body
+    moves.wait(cloud, server, 'VERIFY_RESIZE')
+    assert moves.action(cloud, server, {'confirmResize': None})[0] == 204
+    moves.wait(cloud, server, 'ACTIVE')
+    moves.assert_placement_matches_servers(cloud)
+
+
 def test_resize_then_confirm_keeps_only_the_new_flavor(cloud, flavors,
                                                        clean):
     server = _boot(cloud, flavors, 'resize-confirm', HOSTS[0])
@@ -103,6 +116,7 @@ def test_resize_then_confirm_keeps_only_the_new_flavor(cloud, flavors,
     for event in ('conductor_migrate_server', 'compute_prep_resize',
                   'compute_resize_instance', 'compute_finish_resize'):
         assert (event, 'Success') in events, events
+    _migrate_and_confirm(cloud, server)
 
 
 def test_resize_then_revert_gives_the_old_flavor_back(cloud, flavors,
@@ -118,6 +132,7 @@ def test_resize_then_revert_gives_the_old_flavor_back(cloud, flavors,
     assert stack_mod.host_of(shown) == HOSTS[0]
     assert shown['flavor']['vcpus'] == 1
     moves.assert_placement_matches_servers(cloud)
+    _migrate_and_confirm(cloud, server)
 
 
 def test_a_stopped_server_stays_stopped(cloud, flavors, clean):

@@ -20,7 +20,8 @@ back as it was. 202 once the destination is chosen.
 VERIFY_RESIZE (vm_state ``resized``, 409 otherwise) with a ``finished``
 migration (400 "Instance has not been resized." otherwise); the
 migration moves to ``confirming`` / ``reverting`` under a guard, so of
-two racing requests one gets the 400, and the conductor finishes them.
+two racing requests one gets the 400; the source compute finishes a
+confirm, the conductor a revert.
 """
 
 import logging
@@ -295,25 +296,18 @@ def _unclaim(ctxt, cell, instance, migration, status, values):
 def _send_end(ctxt, cell, rpc, instance, migration):
     """Cast the confirm or revert of the claimed ``migration``.
 
-    A cold migration's confirm goes straight to its source compute, as
-    every confirm does in Nova: the source removes the old guest and the
-    migration consumer's allocation. A resize's passes through the
-    conductor, which first keeps the new flavor in the server's stored
-    request spec (Berth stores it once the resize is confirmed); a revert
-    always does (the conductor gives the source allocation back).
+    A confirm goes straight to the source compute, as in Nova: the source
+    removes the old guest and the migration consumer's allocation (a
+    resize's new flavor has been in the stored request spec since it was
+    scheduled). A revert goes through the conductor, which gives the
+    source allocation and a resize's old flavor back first.
     """
-    if rpc == 'confirm_resize' and (migration.migration_type ==
-                                    migration_obj.MIGRATION):
+    if rpc == 'confirm_resize':
         deletion.compute_api(cell).confirm_resize(
             ctxt, migration.source_compute, instance, migration)
         return
-    sent = {}
-    if rpc == 'confirm_resize':
-        # NOTE: as claimed: the conductor need not read them again.
-        sent = {'instance': instance, 'migration': migration}
-    getattr(boot.conductor_api(), rpc)(
-        ctxt, instance_uuid=instance.uuid, migration_uuid=migration.uuid,
-        **sent)
+    boot.conductor_api().revert_resize(
+        ctxt, instance_uuid=instance.uuid, migration_uuid=migration.uuid)
 
 
 def _end_resize(req, value, key, policy, method, status, values, rpc,

@@ -7,6 +7,7 @@ import json
 import uuid as uuid_lib
 
 from oslo_utils import timeutils
+import pytest
 
 from common.db import cell_tables
 from common.db import cells
@@ -199,27 +200,25 @@ def test_confirm_needs_verify_resize_and_a_finished_migration(world):
                                token=MEMBER)
     assert status == 204, body
     assert _migration_status(world, migration) == 'confirming'
-    [confirm] = world.conductor.confirms
-    assert (confirm['instance_uuid'], confirm['migration_uuid']) == (
-        resized, migration)
-    # NOTE: the conductor gets them as claimed, and need not read them.
-    assert (confirm['instance'].uuid, confirm['instance'].vm_state) == (
-        resized, 'resized')
-    assert (confirm['migration'].uuid, confirm['migration'].status) == (
-        migration, 'confirming')
+    assert len(world.compute.confirms) == 1
     # NOTE: the second confirm finds no finished migration.
     status, body, _r = _action(world, resized, {'confirmResize': None})
     assert status == 400
 
 
-def test_a_cold_migrations_confirm_goes_straight_to_its_source(world):
+@pytest.mark.parametrize('migration_type', ['resize', 'migration'])
+def test_a_confirm_goes_straight_to_the_source(world, migration_type):
+    # NOTE: as claimed (the source need not read them); a resize's flavor
+    # has been in the stored spec since it was scheduled, so no confirm
+    # needs the conductor.
     resized = _server(world, vm_state='resized')
-    migration = _finished(world, resized, migration_type='migration')
+    migration = _finished(world, resized, migration_type=migration_type)
     status, body, _r = _action(world, resized, {'confirmResize': None})
     assert status == 204, body
     [(host, instance, sent)] = world.compute.confirms
-    assert (host, instance.uuid, sent.uuid, sent.status) == (
-        'src', resized, migration, 'confirming')
+    assert (host, instance.uuid, instance.vm_state, sent.uuid,
+            sent.status) == ('src', resized, 'resized', migration,
+                             'confirming')
     assert not getattr(world.conductor, 'confirms', [])
 
 

@@ -175,9 +175,43 @@ def test_no_alternate_left_ends_the_move_on_its_source(world):
     row = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
     assert row.task_state is None
     assert 'Exceeded maximum number of retries' in row.fault['message']
+    # NOTE: the server keeps its flavor, and so does its stored spec.
+    assert _stored_flavor(world, uuid) == row.flavor.flavorid != 'big'
 
 
-def test_confirm_keeps_the_new_flavor_and_leaves_the_source_to_it(world):
+def _stored_flavor(world, uuid):
+    return boot_records.get_request_spec(fx.ctxt(), uuid,
+                                         database=world.api).flavor.flavorid
+
+
+def test_a_resize_stores_its_flavor_once_scheduled(world):
+    uuid, _cast = _moved(world)
+    stored = boot_records.get_request_spec(fx.ctxt(), uuid,
+                                           database=world.api)
+    assert stored.flavor.flavorid == 'big'
+    # NOTE: what only this move asked for is not kept.
+    assert (stored.ignore_hosts, stored.move_type, stored.retry,
+            stored.requested_destination) == ([], None, None, None)
+    # NOTE: a cold migration's flavor is the server's: nothing written.
+    other = _active(world, action='migrate')
+    before = boot_records.get_request_spec(fx.ctxt(), other,
+                                           database=world.api)
+    migrate_flow.migrate_server(world.manager, fx.ctxt(), other)
+    assert boot_records.get_request_spec(
+        fx.ctxt(), other, database=world.api) == before
+
+
+def test_a_resize_no_host_fits_leaves_the_stored_flavor(world):
+    uuid = _active(world)
+    booted = _stored_flavor(world, uuid)
+    world.scheduler.fail = fakes.no_valid_host()
+    with pytest.raises(exception.NoValidHost):
+        migrate_flow.migrate_server(world.manager, fx.ctxt(), uuid,
+                                    flavor=BIG, numa_topology=None)
+    assert _stored_flavor(world, uuid) == booted
+
+
+def test_confirm_leaves_the_source_to_its_compute(world):
     uuid, cast = _moved(world)
     dest = _held(world, uuid)
     source = _held(world, cast['migration_uuid'])
@@ -188,29 +222,7 @@ def test_confirm_keeps_the_new_flavor_and_leaves_the_source_to_it(world):
     assert _held(world, uuid) == dest
     [done] = world.compute.moves
     assert (done['method'], done['host']) == ('confirm_resize', 'h1')
-    stored = boot_records.get_request_spec(fx.ctxt(), uuid,
-                                           database=world.api)
-    assert stored.flavor.flavorid == 'big'
-
-
-def test_a_confirm_sent_what_the_api_claimed_reads_nothing(world,
-                                                           monkeypatch):
-    uuid, cast = _moved(world)
-    instance = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
-    migration = migration_records.get_migration(
-        fx.ctxt(), world.cell1, cast['migration_uuid'])
-    migration.status = 'confirming'
-
-    def no_read(*args, **kwargs):
-        raise AssertionError('the move was read again')
-    monkeypatch.setattr(migrate_flow.move_records, 'get_move', no_read)
-    migrate_flow.confirm_resize(world.manager, fx.ctxt(), uuid,
-                                migration.uuid, instance.to_primitive(),
-                                migration.to_primitive())
-    [done] = world.compute.moves
-    assert (done['method'], done['host'], done['instance_uuid'],
-            done['migration_status']) == ('confirm_resize', 'h1', uuid,
-                                          'confirming')
+    assert _stored_flavor(world, uuid) == 'big'
 
 
 def test_a_migration_sent_the_server_the_api_wrote_reads_nothing(
@@ -243,6 +255,9 @@ def test_revert_gives_the_source_back_and_casts_the_destination(world):
     [done] = world.compute.moves
     assert (done['method'], done['host'], done['reason']) == (
         'revert_resize', 'h2', None)
+    # NOTE: the server goes back to its old flavor, so does the spec.
+    row = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
+    assert _stored_flavor(world, uuid) == row.flavor.flavorid != 'big'
 
 
 def test_a_cast_that_fails_gives_the_destination_back(world):
@@ -258,6 +273,7 @@ def test_a_cast_that_fails_gives_the_destination_back(world):
     migration = _migration(world, uuid)
     assert migration.status == 'error'
     assert _held(world, uuid) == before
+    assert _stored_flavor(world, uuid) != 'big'
     assert _held(world, migration.uuid) == {}
     row = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
     assert row.task_state is None

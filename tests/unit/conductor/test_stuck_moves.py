@@ -9,17 +9,22 @@ import uuid as uuid_mod
 from oslo_utils import timeutils
 import pytest
 
+from common.db import boot_records
 from common.db import cell_tables
 from common.db import instance_records
 from common.db import migration_records
+from common.objects import flavor as flavor_obj
 from common.objects import instance as instance_obj
 from common.objects import migration as migration_obj
+from common.objects import request_spec as spec_obj
 from services.conductor import move_allocations
 from services.conductor import stuck_moves
 from tests.unit.conductor import fakes
 from tests.unit.db import records_fixtures as fx
 
 BOUND = 600
+SMALL = flavor_obj.Flavor(name='small', flavorid='small', vcpus=1,
+                          memory_mb=512, root_gb=1)
 
 
 @pytest.fixture
@@ -33,7 +38,7 @@ def _server(world, host, task_state):
     instance = instance_obj.Instance(
         uuid=str(uuid_mod.uuid4()), project_id='p1', user_id='u1',
         host=host, node=host, vm_state=instance_obj.ACTIVE,
-        task_state=task_state)
+        task_state=task_state, flavor=SMALL)
     instance_records.create_instance(fx.ctxt(), world.cell1, instance)
     world.placement.put('/allocations/%s' % instance.uuid, {
         'allocations': {world.nodes[host]: {'resources': {'VCPU': 1}}},
@@ -94,6 +99,22 @@ def test_a_stuck_move_on_its_destination_drops_the_source(world):
     assert world.placement.allocations(server.uuid) == {
         world.nodes['h2']: {'VCPU': 1}}
     assert world.placement.allocations(migration.uuid) == {}
+
+
+def test_an_ended_resize_gives_the_stored_spec_the_servers_flavor(world):
+    big = flavor_obj.Flavor(name='big', flavorid='big', vcpus=4,
+                            memory_mb=4096, root_gb=20)
+    server = _server(world, 'h1', instance_obj.RESIZE_PREP)
+    # NOTE: as the resize left it when it was scheduled.
+    boot_records.save_request_spec(
+        fx.ctxt(), server.uuid, spec_obj.RequestSpec(
+            instance_uuid=server.uuid, project_id='p1', user_id='u1',
+            flavor=big), database=world.api)
+    _move(world, server, 'h2')
+    stuck_moves.run(world.manager, fx.ctxt(), BOUND)
+    stored = boot_records.get_request_spec(fx.ctxt(), server.uuid,
+                                           database=world.api)
+    assert stored.flavor.flavorid == 'small'
 
 
 def test_fresh_waiting_and_ended_moves_are_left_alone(world):
