@@ -36,6 +36,7 @@ from common.db import api_tables
 from common.db import cells
 from common.db import instance_records
 from common import exception
+from common.numa import constraints
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
 
@@ -312,6 +313,25 @@ def save_request_spec(ctxt, uuid, spec, database=None, create=True):
             ctx.connection.execute(_INSERT_REQUEST_SPECS, {
                 'instance_uuid': uuid, 'spec': text, 'created_at': now})
     _write(database, save, ctxt)
+
+
+def keep_spec_flavor(ctxt, uuid, flavor, image_meta, pci_requests,
+                     database=None):
+    """Give an instance's stored RequestSpec ``flavor``, with the NUMA
+    request it makes with the image's properties ``image_meta`` and
+    ``pci_requests``: how a resize that ends on its source gives the
+    spec its old flavor back. An instance with no stored spec (gone, or
+    booted before specs were kept) gets none.
+    """
+    try:
+        spec = get_request_spec(ctxt, uuid, database)
+    except exception.RequestSpecNotFound:
+        return
+    spec.flavor = flavor
+    numa = constraints.get_constraints(flavor, dict(image_meta or {}))
+    spec.numa_topology = None if numa is None else numa.to_primitive()
+    spec.pci_requests = list(pci_requests or [])
+    save_request_spec(ctxt, uuid, spec, database, create=False)
 
 
 def _mapping(row):

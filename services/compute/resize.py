@@ -20,11 +20,14 @@ instance's lock, each with its ``compute_<step>`` action event:
    for a server that was stopped, as Nova); migration ``finished``; the
    row names the destination, new flavor and topology, vm_state
    ``resized`` (VERIFY_RESIZE); the claim now counts by the row.
-4. ``confirm_resize`` (source): the old guest removed, migration
+4. ``confirm_resize`` (source; from the API): the migration consumer's
+   allocation dropped, the old guest removed, migration
    ``confirmed``, vm_state back to active (stopped if it was), the
    migration context cleared; the source stops counting the old flavor.
-5. ``revert_resize`` (destination) removes the new guest and its claim,
-   then ``finish_revert_resize`` (source) starts the old one again and
+5. ``revert_resize`` (destination; from the API, or from the conductor
+   rolling a failed move back) gives the source allocation back to the
+   server, removes the new guest and its claim, then
+   ``finish_revert_resize`` (source) starts the old one again and
    puts the row back: source, old flavor and topology, migration
    ``reverted``.
 
@@ -291,9 +294,10 @@ class _Step(object):
         """A step failed: fault, event Error, the move rolled back."""
         self._fault(exc, tb)
         self._finish_event('Error', tb)
-        # NOTE: the conductor gives the source allocation back, then the
-        # destination drops its claim and the source takes the server
-        # back (steps 5a and 5b), ending the migration in error.
+        # NOTE: through the conductor (which gives a resize's stored
+        # spec its old flavor back): the destination gives the source
+        # allocation back and drops its claim, the source takes the
+        # server back (steps 5a and 5b), ending the migration in error.
         self.conductor.revert_resize(self.ctxt, self.uuid,
                                      self.migration_uuid, reason=str(exc))
 
@@ -521,6 +525,7 @@ class RevertResize(_Step):
         return self.reason is None
 
     def _run(self):
+        self._give_back()
         self.agent.driver.destroy(self.host, self.uuid)
         tracker = self.agent.tracker(self.host)
         tracker.release(self.migration_uuid)
@@ -530,6 +535,22 @@ class RevertResize(_Step):
         compute_api().finish_revert_resize(
             self.ctxt, self.migration['source_compute'], self.uuid,
             self.migration_uuid, reason=self.reason)
+
+    def _give_back(self):
+        """The source allocation back to the server and the destination
+        claim dropped, first, as Nova's revert does: whatever the step
+        meets afterwards, placement holds the host the server goes back
+        to. Placement refusing or down is logged: the allocation audit
+        finds what is left.
+        """
+        try:
+            move_allocations.back_to_instance(
+                self.agent.report.client, self.ctxt, self.uuid,
+                self.migration_uuid, self.instance.get('project_id'),
+                self.instance.get('user_id'))
+        except Exception:
+            LOG.exception('Could not give the allocation of migration %s '
+                          'back to %s', self.migration_uuid, self.uuid)
 
     def _failed(self, exc, tb):
         """Cannot hand back: ERROR with a fault (the guest may be left)."""

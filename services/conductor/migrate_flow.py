@@ -34,15 +34,19 @@
       -> confirm_resize cast to the source compute (which drops the
          migration consumer's allocation)
 
-    revert_resize (cast by the API, migration reverting; or by a compute
-      whose part of the move failed, with the reason)
-      -> source allocation back to the instance, destination's dropped,
-         a resize's stored spec given its old flavor back ->
-         revert_resize cast to the destination compute (which hands the
-         server back to the source: services/compute/resize.py)
+    revert_resize (cast by a compute whose part of the move failed, with
+      the reason; a user's revert goes from the API to the destination)
+      -> migration reverting, a resize's stored spec given its old
+         flavor back -> revert_resize cast to the destination compute
+         (which gives the source allocation back and hands the server
+         back to the source: services/compute/resize.py)
 
-The conductor owns every placement write of a move; the computes own the
-guests, their claims and the instance and migration rows' progress.
+The conductor owns the placement writes of scheduling a move (the claim
+that hands the source over, an alternate's claim, the hand-back of a
+move that never left its source); the computes own those of its end (the
+source drops the migration's allocation at a confirm, the destination
+gives it back at a revert, as in Nova), the guests, their claims and the
+instance and migration rows' progress.
 """
 
 import logging
@@ -424,22 +428,21 @@ def confirm_resize(conductor, ctxt, instance_uuid, migration_uuid):
 
 def revert_resize(conductor, ctxt, instance_uuid, migration_uuid,
                   reason=None):
-    """Give the source allocation back and have the destination hand the
-    server back to its source.
+    """Roll back a move whose step failed after its destination was
+    prepared: migration ``reverting``, a resize's stored spec given its
+    old flavor back, and the destination told to hand the server back
+    to its source (it gives the source allocation back first).
 
-    :param reason: why a failed move is rolled back (None: a user's
-        revert).
+    :param reason: why the move is rolled back.
     """
     move = _Move.load(conductor, ctxt, instance_uuid, migration_uuid)
     if move is None:
         return
-    if reason is not None:
-        try:
-            move.set_migration({'status': migration_obj.REVERTING})
-        except Exception as exc:
-            LOG.warning('Could not mark migration %s reverting: %s',
-                        migration_uuid, exc)
-    move.give_back()
+    try:
+        move.set_migration({'status': migration_obj.REVERTING})
+    except Exception as exc:
+        LOG.warning('Could not mark migration %s reverting: %s',
+                    migration_uuid, exc)
     context = move.instance.migration_context or {}
     move.restore_spec(move.migration.old_flavor,
                       context.get('old_pci_requests',
@@ -447,9 +450,8 @@ def revert_resize(conductor, ctxt, instance_uuid, migration_uuid,
     move.compute().revert_resize(ctxt, move.migration.dest_compute,
                                  instance_uuid, migration_uuid,
                                  reason=reason)
-    LOG.info('Cast revert_resize of %s to %s%s', instance_uuid,
-             move.migration.dest_compute,
-             '' if reason is None else ' (rollback: %s)' % reason)
+    LOG.info('Cast revert_resize of %s to %s (rollback: %s)',
+             instance_uuid, move.migration.dest_compute, reason)
 
 
 def flavor_of(primitive):

@@ -29,7 +29,6 @@ import logging
 from common.db import boot_records
 from common.db import group_setup
 from common import exception
-from common.numa import constraints
 from common.objects import instance as instance_obj
 from common.objects import request_spec as spec_obj
 
@@ -78,19 +77,15 @@ def save_spec(conductor, ctxt, instance_uuid, spec, create=True):
 
 
 def keep_flavor(conductor, ctxt, instance, flavor, pci_requests):
-    """Store ``flavor`` in the instance's request spec, with the NUMA
-    request it makes with the server's image and ``pci_requests``: how a
-    resize that ends on its source gives the spec its old flavor back.
+    """Give the instance's stored spec ``flavor`` back (see
+    :func:`common.db.boot_records.keep_spec_flavor`).
 
     :param instance: the Instance primitive.
     """
-    spec = stored_spec(conductor, ctxt, instance)
-    spec.flavor = flavor
-    numa = constraints.get_constraints(
-        flavor, dict(instance.get('image_meta') or {}))
-    spec.numa_topology = None if numa is None else numa.to_primitive()
-    spec.pci_requests = list(pci_requests or [])
-    save_spec(conductor, ctxt, instance['uuid'], spec, create=False)
+    if conductor.cells.has_api:
+        boot_records.keep_spec_flavor(
+            ctxt, instance['uuid'], flavor, instance.get('image_meta'),
+            pci_requests, database=conductor.cells.api)
 
 
 def for_move(spec, instance, move_type, flavor=None, host=None, node=None,

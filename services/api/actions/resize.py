@@ -21,7 +21,7 @@ VERIFY_RESIZE (vm_state ``resized``, 409 otherwise) with a ``finished``
 migration (400 "Instance has not been resized." otherwise); the
 migration moves to ``confirming`` / ``reverting`` under a guard, so of
 two racing requests one gets the 400; the source compute finishes a
-confirm, the conductor a revert.
+confirm, the destination a revert (both cast by the API, as in Nova).
 """
 
 import logging
@@ -29,6 +29,7 @@ import logging
 import oslo_messaging as messaging
 
 from common.db import api as db_api
+from common.db import boot_records
 from common.db import instance_records
 from common.db import migration_records
 from common import exception
@@ -294,20 +295,38 @@ def _unclaim(ctxt, cell, instance, migration, status, values):
 
 
 def _send_end(ctxt, cell, rpc, instance, migration):
-    """Cast the confirm or revert of the claimed ``migration``.
-
-    A confirm goes straight to the source compute, as in Nova: the source
-    removes the old guest and the migration consumer's allocation (a
-    resize's new flavor has been in the stored request spec since it was
-    scheduled). A revert goes through the conductor, which gives the
-    source allocation and a resize's old flavor back first.
+    """Cast the confirm or revert of the claimed ``migration`` straight
+    to the compute that ends it, as in Nova: a confirm to the source
+    (it drops the migration consumer's allocation and the old guest; a
+    resize's new flavor has been in the stored request spec since it
+    was scheduled), a revert to the destination (it gives the source
+    allocation back and hands the server to its source), after which
+    a resize's stored spec gets its old flavor back.
     """
+    computes = deletion.compute_api(cell)
     if rpc == 'confirm_resize':
-        deletion.compute_api(cell).confirm_resize(
-            ctxt, migration.source_compute, instance, migration)
+        computes.confirm_resize(ctxt, migration.source_compute, instance,
+                                migration)
         return
-    boot.conductor_api().revert_resize(
-        ctxt, instance_uuid=instance.uuid, migration_uuid=migration.uuid)
+    computes.revert_resize(ctxt, migration.dest_compute, instance.uuid,
+                           migration.uuid)
+    if migration.migration_type == migration_obj.RESIZE:
+        _old_flavor_back(ctxt, instance, migration)
+
+
+def _old_flavor_back(ctxt, instance, migration):
+    """The stored spec of a reverted resize takes the old flavor back
+    (after the cast: no other move can start before the revert ends); a
+    failure is logged.
+    """
+    context = instance.migration_context or {}
+    try:
+        boot_records.keep_spec_flavor(
+            ctxt, instance.uuid, migration.old_flavor, instance.image_meta,
+            context.get('old_pci_requests', instance.pci_requests))
+    except Exception:
+        LOG.exception('Could not give the request spec of %s its old '
+                      'flavor back', instance.uuid)
 
 
 def _end_resize(req, value, key, policy, method, status, values, rpc,

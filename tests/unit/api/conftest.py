@@ -75,10 +75,6 @@ class FakeConductor(object):
         self.confirms = getattr(self, 'confirms', [])
         self.confirms.append(kwargs)
 
-    def revert_resize(self, ctxt, **kwargs):
-        self.reverts = getattr(self, 'reverts', [])
-        self.reverts.append(kwargs)
-
     def live_migrate_instance(self, ctxt, instance_uuid, **kwargs):
         self.live_migrations = getattr(self, 'live_migrations', [])
         self.live_migrations.append(dict(kwargs, uuid=instance_uuid))
@@ -101,6 +97,11 @@ class FakeCompute(object):
     def confirm_resize(self, ctxt, host, instance, migration):
         self.confirms = getattr(self, 'confirms', [])
         self.confirms.append((host, instance, migration))
+
+    def revert_resize(self, ctxt, host, instance_uuid, migration_uuid,
+                      reason=None):
+        self.reverts = getattr(self, 'reverts', [])
+        self.reverts.append((host, instance_uuid, migration_uuid, reason))
 
     def snapshot_instance(self, ctxt, host, instance_uuid, image_id):
         self.snapshots = getattr(self, 'snapshots', [])

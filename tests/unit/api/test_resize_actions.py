@@ -9,8 +9,11 @@ import uuid as uuid_lib
 from oslo_utils import timeutils
 import pytest
 
+from common.db import boot_records
 from common.db import cell_tables
 from common.db import cells
+from common.objects import flavor as flavor_obj
+from common.objects import request_spec as spec_obj
 from tests.unit.api import conftest
 from tests.unit.api import helpers
 from tests.unit.api.helpers import V
@@ -38,14 +41,15 @@ def _server(world, **values):
                               **values)
 
 
-def _finished(world, server, status='finished', migration_type='resize'):
+def _finished(world, server, status='finished', migration_type='resize',
+              **values):
     migration = str(uuid_lib.uuid4())
     world.insert('cell1', cell_tables.migrations, uuid=migration,
                  instance_uuid=server, migration_type=migration_type,
                  status=status, source_compute='src', source_node='src',
                  dest_compute='dst', dest_node='dst', hidden=False,
                  cross_cell_move=False, deleted=0,
-                 created_at=timeutils.utcnow())
+                 created_at=timeutils.utcnow(), **values)
     return migration
 
 
@@ -222,7 +226,7 @@ def test_a_confirm_goes_straight_to_the_source(world, migration_type):
     assert not getattr(world.conductor, 'confirms', [])
 
 
-def test_revert_sets_revert_resize_and_casts(world):
+def test_revert_sets_revert_resize_and_casts_to_the_destination(world):
     resized = _server(world, vm_state='resized',
                       system_metadata=json.dumps({'old_vm_state': 'active'}))
     migration = _finished(world, resized)
@@ -231,8 +235,32 @@ def test_revert_sets_revert_resize_and_casts(world):
     assert status == 202, body
     assert _migration_status(world, migration) == 'reverting'
     assert _show(world, resized)['status'] == 'REVERT_RESIZE'
-    assert world.conductor.reverts == [
-        {'instance_uuid': resized, 'migration_uuid': migration}]
+    # NOTE: as in Nova: the destination gives the source allocation back
+    # and hands the server to its source; the conductor is not involved.
+    assert world.compute.reverts == [('dst', resized, migration, None)]
+    assert not getattr(world.conductor, 'reverts', [])
+
+
+@pytest.mark.parametrize('migration_type,kept', [('resize', 'small'),
+                                                 ('migration', 'big')])
+def test_a_reverted_resize_gives_the_stored_spec_its_old_flavor(
+        world, migration_type, kept):
+    small = flavor_obj.Flavor(name='small', flavorid='small', vcpus=1,
+                              memory_mb=512, root_gb=1)
+    big = flavor_obj.Flavor(name='big', flavorid='big', vcpus=2,
+                            memory_mb=1024, root_gb=2)
+    ctx = world.admin_context()
+    resized = _server(world, vm_state='resized')
+    # NOTE: as the resize left it when it was scheduled.
+    boot_records.save_request_spec(ctx, resized, spec_obj.RequestSpec(
+        instance_uuid=resized, flavor=big))
+    _finished(world, resized, migration_type=migration_type,
+              old_flavor=json.dumps(small.to_primitive()),
+              new_flavor=json.dumps(big.to_primitive()))
+    status, body, _r = _action(world, resized, {'revertResize': None})
+    assert status == 202, body
+    assert boot_records.get_request_spec(ctx, resized).flavor.flavorid == (
+        kept)
 
 
 def test_deleting_a_resized_server_confirms_its_move_first(world):

@@ -335,6 +335,25 @@ def _boom(*args):
     raise RuntimeError('the old guest would not go')
 
 
+@pytest.mark.parametrize('reason', [None, 'the send failed'])
+def test_the_destination_gives_the_source_back_when_it_reverts(
+        move, placement, reason):
+    # NOTE: a user's revert (from the API) and a rollback (from the
+    # conductor) alike; first, so a driver that fails keeps nothing.
+    agent, manager, instance, migration, casts = move()
+    _placed(agent, placement, instance, migration)
+    _run_to_verify(agent, manager, instance, migration, casts)
+    agent.conductor.migrations[migration]['status'] = 'reverting'
+    agent.conductor.instances[instance['uuid']]['task_state'] = \
+        inst.RESIZE_REVERTING
+    agent.driver.destroy = _boom
+    manager.revert_resize(_ctxt(), instance['uuid'], migration, host=DST,
+                          reason=reason)
+    assert _held(placement, migration) == {}
+    assert list(_held(placement, instance['uuid'])) == [
+        agent.conductor.nodes[(SRC, SRC)]['uuid']]
+
+
 def test_a_server_deleted_while_it_is_sent_drops_its_whole_move(
         move, placement):
     agent, manager, instance, migration, casts = move()

@@ -245,16 +245,19 @@ def test_a_migration_sent_the_server_the_api_wrote_reads_nothing(
     assert (cast['method'], cast['host']) == ('prep_resize', 'h2')
 
 
-def test_revert_gives_the_source_back_and_casts_the_destination(world):
+def test_a_rollback_restores_the_flavor_and_casts_the_destination(world):
     uuid, cast = _moved(world)
     source = _held(world, cast['migration_uuid'])
+    dest = _held(world, uuid)
     migrate_flow.revert_resize(world.manager, fx.ctxt(), uuid,
-                               cast['migration_uuid'])
-    assert _held(world, uuid) == source
-    assert _held(world, cast['migration_uuid']) == {}
+                               cast['migration_uuid'], reason='boom')
+    assert _migration(world, uuid).status == 'reverting'
     [done] = world.compute.moves
     assert (done['method'], done['host'], done['reason']) == (
-        'revert_resize', 'h2', None)
+        'revert_resize', 'h2', 'boom')
+    # NOTE: the destination gives the source back when it reverts.
+    assert (_held(world, cast['migration_uuid']), _held(world, uuid)) == (
+        source, dest)
     # NOTE: the server goes back to its old flavor, so does the spec.
     row = instance_records.get_instance(fx.ctxt(), world.cell1, uuid)
     assert _stored_flavor(world, uuid) == row.flavor.flavorid != 'big'
