@@ -20,8 +20,9 @@ instance's lock, each with its ``compute_<step>`` action event:
    for a server that was stopped, as Nova); migration ``finished``; the
    row names the destination, new flavor and topology, vm_state
    ``resized`` (VERIFY_RESIZE); the claim now counts by the row.
-4. ``confirm_resize`` (source; from the API): the migration consumer's
-   allocation dropped, the old guest removed, migration
+4. ``confirm_resize`` (source; from the API, or from the destination
+   once ``[DEFAULT] resize_confirm_window`` passed): the migration
+   consumer's allocation dropped, the old guest removed, migration
    ``confirmed``, vm_state back to active (stopped if it was), the
    migration context cleared; the source stops counting the old flavor.
 5. ``revert_resize`` (destination; from the API, or from the conductor
@@ -475,9 +476,10 @@ class FinishResize(_SentStep):
 
 
 class ConfirmResize(_SentStep):
-    """Step 4, on the source. The API (or the conductor) sends the
-    instance and migration it claimed when it confirmed (the migration
-    ``confirming``, the task None).
+    """Step 4, on the source. The API (or the destination's
+    ``resize_confirm_window``) sends the instance and migration it
+    claimed when it confirmed (the migration ``confirming``, the task
+    None).
     """
 
     event = 'compute_confirm_resize'
@@ -633,8 +635,8 @@ def confirm_expired(agent, ctxt, window):
 
     The migrations are those the last resource update read (moves to or
     from each host); each one goes ``finished`` -> ``confirming`` under
-    a guard, so a user's confirm or revert meanwhile wins, then the
-    conductor confirms it as it would the user's.
+    a guard, so a user's confirm or revert meanwhile wins, then its
+    source compute is told to confirm it, as the API tells it a user's.
 
     :returns: the migration uuids confirmed.
     """
@@ -653,9 +655,12 @@ def confirm_expired(agent, ctxt, window):
                 agent.conductor.migration_update(
                     ctxt, uuid, migration['uuid'],
                     {'status': migration_obj.CONFIRMING},
-                    expected_status=migration_obj.FINISHED)
-                agent.conductor.confirm_resize(ctxt, uuid,
-                                               migration['uuid'])
+                    expected_status=migration_obj.FINISHED, brief=True)
+                claimed = agent.conductor.move_get(ctxt, uuid,
+                                                   migration['uuid'])
+                compute_api().confirm_resize(
+                    ctxt, claimed['migration']['source_compute'],
+                    claimed['instance'], claimed['migration'])
             except Exception as exc:
                 LOG.info('Could not confirm migration %s of %s: %s',
                          migration['uuid'], uuid, exc)

@@ -160,7 +160,8 @@ class ComputeAPI(object):
         migration consumer's allocation (cast).
 
         :param instance, migration: the Instance and Migration (or
-            primitives) as the API (or the conductor) claimed them.
+            primitives) as the API (or the destination's
+            ``resize_confirm_window``) claimed them.
         """
         instance, migration = _primitive(instance), _primitive(migration)
         self._move_cast(ctxt, 'confirm_resize', host, instance['uuid'],

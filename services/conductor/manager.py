@@ -11,7 +11,7 @@ objects and hands each request to its module:
 * ``build_instances`` (reschedule) -> :mod:`.reschedule`
 * ``rebuild_instance`` -> :mod:`.rebuild_flow`
 * ``migrate_server`` (resize, cold migration), ``migrate_reschedule``,
-  ``confirm_resize``, ``revert_resize`` -> :mod:`.migrate_flow`
+  ``revert_resize`` (a failed step's rollback) -> :mod:`.migrate_flow`
 * ``live_migrate_instance`` -> :mod:`.live_migrate_flow`
 * ``unshelve_instance`` -> :mod:`.unshelve_flow`
 * ``evacuate_instance`` -> :mod:`.evacuate_flow`
@@ -286,11 +286,6 @@ class ConductorManager(manager.Manager):
             spec_obj.RequestSpec.from_primitive(request_spec),
             [selection_obj.Selection.from_primitive(a)
              for a in alternates or ()], failed_host, reason)
-
-    def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
-        """Confirm a finished move; see ConductorAPI."""
-        migrate_flow.confirm_resize(self, ctxt, instance_uuid,
-                                    migration_uuid)
 
     def revert_resize(self, ctxt, instance_uuid, migration_uuid,
                       reason=None):

@@ -27,13 +27,6 @@
          prep_resize there; none left -> ended as a NoValidHost above
          (and a resize's stored spec has the old flavor again)
 
-    confirm_resize (cast by the compute agent confirming a move older
-      than [DEFAULT] resize_confirm_window, or by the API deleting a
-      server in VERIFY_RESIZE; a user's confirm goes from the API to the
-      source compute)
-      -> confirm_resize cast to the source compute (which drops the
-         migration consumer's allocation)
-
     revert_resize (cast by a compute whose part of the move failed, with
       the reason; a user's revert goes from the API to the destination)
       -> migration reverting, a resize's stored spec given its old
@@ -410,20 +403,6 @@ def migrate_reschedule(conductor, ctxt, instance_uuid, migration_uuid,
         return None
     _prepare(move, spec, chosen, alternates)
     return chosen.service_host
-
-
-def confirm_resize(conductor, ctxt, instance_uuid, migration_uuid):
-    """Have the source compute remove the old guest and the migration
-    consumer's allocation of a ``confirming`` move (the stored spec has
-    had a resize's flavor since it was scheduled).
-    """
-    move = _Move.load(conductor, ctxt, instance_uuid, migration_uuid)
-    if move is None:
-        return
-    move.compute().confirm_resize(ctxt, move.migration.source_compute,
-                                  move.instance, move.migration)
-    LOG.info('Cast confirm_resize of %s to %s', instance_uuid,
-             move.migration.source_compute)
 
 
 def revert_resize(conductor, ctxt, instance_uuid, migration_uuid,

@@ -109,7 +109,7 @@ class ConductorAPI(object):
       instance_fault_create, action_event_start, action_event_finish,
       rebuild_instance (cast), image_snapshot_done and
       image_snapshot_abandoned (record calls); migrate_server (call),
-      migrate_reschedule, confirm_resize, revert_resize (casts);
+      migrate_reschedule, revert_resize (casts);
       live_migrate_instance (a cast, or a call below compute API 2.34).
       Record calls go to topic ``conductor_records``.
       Moves: unshelve_instance, evacuate_instance (casts),
@@ -235,20 +235,12 @@ class ConductorAPI(object):
                    alternates=[_primitive(a) for a in alternates or ()],
                    failed_host=failed_host, reason=reason)
 
-    def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
-        """Confirm a ``confirming`` resize or migration (cast): its source
-        compute removes the old guest and the migration's allocation.
-        (The API casts a user's confirm to the source compute itself.)
-        """
-        cctxt = self.client.prepare(version='1.0')
-        cctxt.cast(ctxt, 'confirm_resize', instance_uuid=instance_uuid,
-                   migration_uuid=migration_uuid)
-
     def revert_resize(self, ctxt, instance_uuid, migration_uuid,
                       reason=None):
         """Send a moved server back to its source with its old flavor
-        (cast): a user's revert, or (``reason``) the rollback of a move
-        that failed after its destination was prepared.
+        (cast, from a compute): the rollback of a move that failed after
+        its destination was prepared, for ``reason``. (A user's revert
+        goes from the API to the destination compute.)
         """
         cctxt = self.client.prepare(version='1.0')
         cctxt.cast(ctxt, 'revert_resize', instance_uuid=instance_uuid,

@@ -377,9 +377,8 @@ def confirm_before_delete(ctxt, instance, cell):
         instance.uuid, CONFIRMABLE_TYPES, migration_obj.CONFIRMING)
     try:
         migration = db_api.write(cell_hosts.database(cell), claim, ctxt)
-        boot.conductor_api().confirm_resize(
-            ctxt, instance_uuid=instance.uuid,
-            migration_uuid=migration.uuid)
+        deletion.compute_api(cell).confirm_resize(
+            ctxt, migration.source_compute, instance, migration)
     except (exception.UnexpectedMigrationStatusError,
             exception.MigrationNotFound):
         LOG.info('Deleted server %s has no finished migration to confirm',

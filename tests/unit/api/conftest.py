@@ -71,10 +71,6 @@ class FakeConductor(object):
             raise exception.NoValidHost(reason=reason)
         return 'dest'
 
-    def confirm_resize(self, ctxt, **kwargs):
-        self.confirms = getattr(self, 'confirms', [])
-        self.confirms.append(kwargs)
-
     def live_migrate_instance(self, ctxt, instance_uuid, **kwargs):
         self.live_migrations = getattr(self, 'live_migrations', [])
         self.live_migrations.append(dict(kwargs, uuid=instance_uuid))

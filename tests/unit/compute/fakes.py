@@ -428,12 +428,6 @@ class FakeConductor(object):
                 ('migrate_reschedule', instance_uuid, migration_uuid,
                  failed_host, reason))
 
-    def confirm_resize(self, ctxt, instance_uuid, migration_uuid):
-        self._log('confirm_resize')
-        with self.lock:
-            self.__dict__.setdefault('move_calls', []).append(
-                ('confirm_resize', instance_uuid, migration_uuid))
-
     def revert_resize(self, ctxt, instance_uuid, migration_uuid,
                       reason=None):
         self._log('revert_resize')

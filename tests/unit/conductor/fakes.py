@@ -302,12 +302,6 @@ class FakeCompute(object):
                      request_spec=request_spec, selection=selection,
                      alternates=alternates, node=node)
 
-    def confirm_resize(self, ctxt, host, instance, migration):
-        self._record('confirm_resize', host=host,
-                     instance_uuid=instance.uuid,
-                     migration_uuid=migration.uuid,
-                     migration_status=migration.status)
-
     def revert_resize(self, ctxt, host, instance_uuid, migration_uuid,
                       reason=None):
         self._record('revert_resize', host=host,

@@ -211,20 +211,6 @@ def test_a_resize_no_host_fits_leaves_the_stored_flavor(world):
     assert _stored_flavor(world, uuid) == booted
 
 
-def test_confirm_leaves_the_source_to_its_compute(world):
-    uuid, cast = _moved(world)
-    dest = _held(world, uuid)
-    source = _held(world, cast['migration_uuid'])
-    migrate_flow.confirm_resize(world.manager, fx.ctxt(), uuid,
-                                cast['migration_uuid'])
-    # NOTE: the source compute drops the migration's allocation itself.
-    assert _held(world, cast['migration_uuid']) == source != {}
-    assert _held(world, uuid) == dest
-    [done] = world.compute.moves
-    assert (done['method'], done['host']) == ('confirm_resize', 'h1')
-    assert _stored_flavor(world, uuid) == 'big'
-
-
 def test_a_migration_sent_the_server_the_api_wrote_reads_nothing(
         world, monkeypatch):
     uuid = _active(world, action='migrate')
