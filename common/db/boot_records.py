@@ -318,10 +318,10 @@ def save_request_spec(ctxt, uuid, spec, database=None, create=True):
 def keep_spec_flavor(ctxt, uuid, flavor, image_meta, pci_requests,
                      database=None):
     """Give an instance's stored RequestSpec ``flavor``, with the NUMA
-    request it makes with the image's properties ``image_meta`` and
-    ``pci_requests``: how a resize that ends on its source gives the
-    spec its old flavor back. An instance with no stored spec (gone, or
-    booted before specs were kept) gets none.
+    request it makes with the image's properties ``image_meta`` (as the
+    API computes it for a boot or a resize) and ``pci_requests``: a
+    resize's flavor, or the old one back. An instance with no stored
+    spec (gone, or booted before specs were kept) gets none.
     """
     try:
         spec = get_request_spec(ctxt, uuid, database)

@@ -308,8 +308,8 @@ def migrate_server(conductor, ctxt, instance_uuid, flavor=None, host=None,
     try:
         _record_choice(move, decision, chosen)
         if flavor is not None:
-            move_spec.save_spec(conductor, ctxt, instance.uuid, spec,
-                                create=False)
+            move_spec.keep_flavor(conductor, ctxt, instance.to_primitive(),
+                                  flavor, spec.pci_requests)
         _prepare(move, spec, chosen, alternates, named=True)
     except Exception as exc:
         # NOTE: the destination is claimed but nobody was told: give it

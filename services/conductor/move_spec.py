@@ -57,12 +57,9 @@ def stored_spec(conductor, ctxt, instance):
         pci_requests=list(inst.pci_requests or []))
 
 
-def save_spec(conductor, ctxt, instance_uuid, spec, create=True):
+def save_spec(conductor, ctxt, instance_uuid, spec):
     """Store ``spec`` as the instance's request spec (without the move's
     own fields).
-
-    :param create: False replaces a stored spec only (a server deleted
-        meanwhile gets none back).
     """
     if not conductor.cells.has_api:
         return
@@ -72,13 +69,15 @@ def save_spec(conductor, ctxt, instance_uuid, spec, create=True):
     kept.requested_destination = None
     kept.retry = None
     boot_records.save_request_spec(ctxt, instance_uuid, kept,
-                                   database=conductor.cells.api,
-                                   create=create)
+                                   database=conductor.cells.api)
 
 
 def keep_flavor(conductor, ctxt, instance, flavor, pci_requests):
-    """Give the instance's stored spec ``flavor`` back (see
-    :func:`common.db.boot_records.keep_spec_flavor`).
+    """Give the instance's stored spec ``flavor``, with its NUMA request
+    and ``pci_requests`` (see
+    :func:`common.db.boot_records.keep_spec_flavor`): a resize's new one
+    once it is scheduled, the old one back when it ends on its source.
+    Nothing else of the spec changes (what a move asked for is its own).
 
     :param instance: the Instance primitive.
     """
