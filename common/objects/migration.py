@@ -132,3 +132,11 @@ class MigrationContext(base.PrimitiveObject):
     new_pci_requests: list = dataclasses.field(default_factory=list)
     old_pci_devices: list = dataclasses.field(default_factory=list)
     new_pci_devices: list = dataclasses.field(default_factory=list)
+
+
+def pci_requests_before(instance):
+    """The PCI requests ``instance`` (an Instance) had before its move:
+    those its migration context kept, or its own when it has none.
+    """
+    context = instance.migration_context or {}
+    return context.get('old_pci_requests', instance.pci_requests)

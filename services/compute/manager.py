@@ -143,7 +143,7 @@ class ComputeManager(manager.Manager):
         its migration consumer's allocation (source).
 
         :param instance, migration: their primitives as the API (or the
-            conductor) claimed them.
+            destination's ``resize_confirm_window``) claimed them.
         """
         resize.ConfirmResize(self.agent, ctxt, self._served(host),
                              instance, migration).run()

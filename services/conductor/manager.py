@@ -289,7 +289,7 @@ class ConductorManager(manager.Manager):
 
     def revert_resize(self, ctxt, instance_uuid, migration_uuid,
                       reason=None):
-        """Revert (or roll back) a move; see ConductorAPI."""
+        """Roll back a move whose step failed; see ConductorAPI."""
         migrate_flow.revert_resize(self, ctxt, instance_uuid,
                                    migration_uuid, reason)
 

@@ -194,18 +194,12 @@ class _Move(object):
 
     def restore_spec(self, flavor, pci_requests):
         """A resize ends on its source: the stored spec takes ``flavor``
-        (the old one) back; a failure is logged (the spec would keep the
-        new flavor, as Nova's may).
+        (the old one) back.
         """
-        if self.migration.migration_type != migration_obj.RESIZE:
-            return
-        try:
-            move_spec.keep_flavor(self.conductor, self.ctxt,
-                                  self.instance.to_primitive(), flavor,
-                                  pci_requests)
-        except Exception:
-            LOG.exception('Could not give the request spec of %s its old '
-                          'flavor back', self.uuid)
+        if self.migration.migration_type == migration_obj.RESIZE:
+            move_spec.give_flavor_back(self.conductor, self.ctxt,
+                                       self.instance.to_primitive(), flavor,
+                                       pci_requests)
 
     def deleted(self):
         """True when the server is gone or being deleted."""
@@ -422,10 +416,8 @@ def revert_resize(conductor, ctxt, instance_uuid, migration_uuid,
     except Exception as exc:
         LOG.warning('Could not mark migration %s reverting: %s',
                     migration_uuid, exc)
-    context = move.instance.migration_context or {}
     move.restore_spec(move.migration.old_flavor,
-                      context.get('old_pci_requests',
-                                  move.instance.pci_requests))
+                      migration_obj.pci_requests_before(move.instance))
     move.compute().revert_resize(ctxt, move.migration.dest_compute,
                                  instance_uuid, migration_uuid,
                                  reason=reason)

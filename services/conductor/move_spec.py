@@ -87,6 +87,18 @@ def keep_flavor(conductor, ctxt, instance, flavor, pci_requests):
             pci_requests, database=conductor.cells.api)
 
 
+def give_flavor_back(conductor, ctxt, instance, flavor, pci_requests):
+    """:func:`keep_flavor` for a resize that ended on its source, best
+    effort: a failure is logged (the spec keeps the resize's flavor, as
+    Nova's may).
+    """
+    try:
+        keep_flavor(conductor, ctxt, instance, flavor, pci_requests)
+    except Exception:
+        LOG.exception('Could not give the request spec of %s its old '
+                      'flavor back', instance['uuid'])
+
+
 def for_move(spec, instance, move_type, flavor=None, host=None, node=None,
              allow_same_host=False, numa_topology=False, pci_requests=None,
              availability_zone=False):

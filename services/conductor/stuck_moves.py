@@ -165,21 +165,11 @@ def _end(conductor, ctxt, database, migration, timeout):
                  instance.uuid, exc)
         return True
     if migration.migration_type == migration_obj.RESIZE:
-        _spec_follows(conductor, ctxt, instance)
+        # NOTE: the flavor the server is left with (the new one was
+        # stored when the resize was scheduled).
+        move_spec.give_flavor_back(conductor, ctxt, instance.to_primitive(),
+                                   instance.flavor, instance.pci_requests)
     return True
-
-
-def _spec_follows(conductor, ctxt, instance):
-    """The stored spec of a server whose resize was ended takes the
-    flavor the server is left with (the new one was stored when the
-    resize was scheduled).
-    """
-    try:
-        move_spec.keep_flavor(conductor, ctxt, instance.to_primitive(),
-                              instance.flavor, instance.pci_requests)
-    except Exception:
-        LOG.exception('Could not store the flavor of %s in its request '
-                      'spec', instance.uuid)
 
 
 def unstarted_moves(ctxt, database, timeout, limit=BATCH):

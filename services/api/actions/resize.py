@@ -319,11 +319,10 @@ def _old_flavor_back(ctxt, instance, migration):
     (after the cast: no other move can start before the revert ends); a
     failure is logged.
     """
-    context = instance.migration_context or {}
     try:
         boot_records.keep_spec_flavor(
             ctxt, instance.uuid, migration.old_flavor, instance.image_meta,
-            context.get('old_pci_requests', instance.pci_requests))
+            migration_obj.pci_requests_before(instance))
     except Exception:
         LOG.exception('Could not give the request spec of %s its old '
                       'flavor back', instance.uuid)
