@@ -134,9 +134,12 @@ class MigrationContext(base.PrimitiveObject):
     new_pci_devices: list = dataclasses.field(default_factory=list)
 
 
-def pci_requests_before(instance):
-    """The PCI requests ``instance`` (an Instance) had before its move:
-    those its migration context kept, or its own when it has none.
+def pci_requests_before(migration_context, pci_requests):
+    """The PCI requests a server had before its move: those its
+    ``migration_context`` (a primitive) kept, else ``pci_requests``, its
+    own. An empty list kept is an answer too: a server that asked for no
+    device before a resize to a flavor with some asks for none back on
+    its source.
     """
-    context = instance.migration_context or {}
-    return context.get('old_pci_requests', instance.pci_requests)
+    return list((migration_context or {}).get('old_pci_requests',
+                                              pci_requests) or [])

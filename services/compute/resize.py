@@ -588,9 +588,8 @@ class FinishRevertResize(_Step):
                 {'host': self.host, 'node': node,
                  'flavor': self.migration['old_flavor'],
                  'numa_topology': context.get('old_numa_topology'),
-                 'pci_requests': list(context.get('old_pci_requests') or
-                                      self.instance.get('pci_requests') or
-                                      []),
+                 'pci_requests': migration_obj.pci_requests_before(
+                     context, self.instance.get('pci_requests')),
                  'vm_state': vm_state, 'power_state': power_state,
                  'task_state': None, 'migration_context': None,
                  'system_metadata': _without_old_vm_state(self.instance)},

@@ -417,7 +417,9 @@ def revert_resize(conductor, ctxt, instance_uuid, migration_uuid,
         LOG.warning('Could not mark migration %s reverting: %s',
                     migration_uuid, exc)
     move.restore_spec(move.migration.old_flavor,
-                      migration_obj.pci_requests_before(move.instance))
+                      migration_obj.pci_requests_before(
+                          move.instance.migration_context,
+                          move.instance.pci_requests))
     move.compute().revert_resize(ctxt, move.migration.dest_compute,
                                  instance_uuid, migration_uuid,
                                  reason=reason)

@@ -322,7 +322,8 @@ def _old_flavor_back(ctxt, instance, migration):
     try:
         boot_records.keep_spec_flavor(
             ctxt, instance.uuid, migration.old_flavor, instance.image_meta,
-            migration_obj.pci_requests_before(instance))
+            migration_obj.pci_requests_before(instance.migration_context,
+                                              instance.pci_requests))
     except Exception:
         LOG.exception('Could not give the request spec of %s its old '
                       'flavor back', instance.uuid)

@@ -166,6 +166,35 @@ def test_a_revert_puts_the_server_back_with_its_old_flavor(move):
     assert (_used(agent, SRC), _used(agent, DST)) == (1, 0)
 
 
+_VF_REQUEST = {'count': 1, 'spec': [{'vendor_id': '8086',
+                                     'product_id': '154c'}]}
+
+
+def test_a_revert_takes_back_the_pci_requests_the_resize_brought(move):
+    # NOTE: a server with no PCI request resized to a flavor with one:
+    # back on its source it has no device, so it asks for none either.
+    agent, manager, instance, migration, casts = move(pci_device=[
+        json.dumps({'address': '0000:81:00.0', 'vendor_id': '8086',
+                    'product_id': '1572', 'vfs': 2,
+                    'vf_product_id': '154c', 'numa_node': 0})])
+    manager.prep_resize(_ctxt(), instance, migration, _flavor(2, 1024),
+                        {'pci_requests': [_VF_REQUEST]},
+                        {'nodename': DST, 'limits': {}}, [], host=DST)
+    _send(manager, instance, migration)
+    _finish(manager, casts)
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert row['pci_requests'] == [_VF_REQUEST]
+    agent.conductor.migrations[migration]['status'] = 'reverting'
+    agent.conductor.instances[instance['uuid']]['task_state'] = \
+        inst.RESIZE_REVERTING
+    manager.revert_resize(_ctxt(), instance['uuid'], migration, host=DST)
+    manager.finish_revert_resize(_ctxt(), instance['uuid'], migration,
+                                 host=SRC)
+    row = agent.conductor.instance_get(None, instance['uuid'])
+    assert (row['host'], row['pci_requests']) == (SRC, [])
+    assert agent.driver.list_guests(SRC)[instance['uuid']].pci_devices == []
+
+
 def test_a_stopped_server_stays_stopped(move):
     agent, manager, instance, migration, casts = move(
         old_vm_state=inst.STOPPED)
