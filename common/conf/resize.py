@@ -33,10 +33,13 @@ Related options:
 Seconds after which a resize or cold migration waiting in VERIFY_RESIZE
 is confirmed automatically.
 
-The compute service of the destination host checks its finished moves
-at this interval and confirms those older than it, as if the user had
-sent ``confirmResize``: the source host's guest is removed and its
-allocation freed.
+The compute service of the destination host looks at its finished moves
+(as its last resource update read them) every minute, or at this
+interval when it is shorter, and confirms those older than it as if the
+user had sent ``confirmResize`` (a ``confirmResize`` action is
+recorded): the source host's guest is removed and its allocation freed.
+The move of a server no longer in VERIFY_RESIZE (its state reset) is set
+to ``error`` instead.
 
 Possible values:
 

@@ -21,6 +21,8 @@ from common.db import api as db_api
 from common.db import instance_records
 from common.db import migration_records
 from common import exception
+from common.objects import instance as instance_obj
+from common.objects import migration as migration_obj
 
 LOG = logging.getLogger(__name__)
 
@@ -101,6 +103,50 @@ def update_move(ctxt, database, instance_uuid, migration_uuid,
         # method's first argument for its self.
         return step.apply(ctx)
     return db_api.write(database, update, ctxt)
+
+
+def claim_expired(ctxt, database, instance_uuid, migration_uuid):
+    """The automatic confirm of a move left in VERIFY_RESIZE beyond
+    ``[DEFAULT] resize_confirm_window``, begun in one transaction: its
+    ``finished`` migration moves to ``confirming`` and the instance's
+    ``confirmResize`` action starts (by ``ctxt``, as the user's would),
+    as Nova's periodic confirm does through its compute API.
+
+    A server no longer RESIZED (an administrator reset its state) is not
+    confirmed: its migration is set to ``error``, as Nova does. One with
+    a task under way (a delete that confirms the move itself, say) is
+    left for the next round, where Nova would set the migration to
+    ``error`` and leave its allocation behind.
+
+    :returns: (Instance, Migration): the migration ``confirming``, or
+        ``error`` when the server was not RESIZED.
+    :raises common.exception.InstanceNotFound: no live instance.
+    :raises common.exception.MigrationNotFound: no such migration.
+    :raises common.exception.UnexpectedTaskStateError: a task is under
+        way.
+    :raises common.exception.UnexpectedMigrationStatusError: the move is
+        no longer ``finished`` (a user's confirm or revert won).
+    """
+    busy = instance_records.prepare_update(instance_uuid, {},
+                                           expected_task_state=[None])
+
+    def claim(ctx):
+        instance = instance_records.read_instance(ctx, instance_uuid,
+                                                  fault=False)
+        status = (migration_obj.CONFIRMING
+                  if instance.vm_state == instance_obj.RESIZED else
+                  migration_obj.ERROR)
+        if status == migration_obj.CONFIRMING:
+            # NOTE: guarded by the write, not by the read above.
+            instance_records.apply_or_raise(ctx, busy)
+        migration = migration_records.prepare_update(
+            migration_uuid, {'status': status},
+            expected_status=migration_obj.FINISHED)(ctx)
+        if status == migration_obj.CONFIRMING:
+            action_records.insert_action(ctx, ctxt, instance_uuid,
+                                         'confirmResize')
+        return instance, migration
+    return db_api.write(database, claim, ctxt)
 
 
 # NOTE: what one update of a batch may meet without failing the others.

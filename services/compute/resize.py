@@ -633,9 +633,13 @@ def confirm_expired(agent, ctxt, window):
     ``_poll_unconfirmed_resizes`` does on the destination.
 
     The migrations are those the last resource update read (moves to or
-    from each host); each one goes ``finished`` -> ``confirming`` under
-    a guard, so a user's confirm or revert meanwhile wins, then its
-    source compute is told to confirm it, as the API tells it a user's.
+    from each host); each one's confirm begins as a user's does (the
+    migration ``finished`` -> ``confirming`` under a guard, so a user's
+    confirm or revert meanwhile wins, and a ``confirmResize`` action), in
+    one record call, then its source compute is told to confirm it, as
+    the API tells it a user's. A server no longer RESIZED gets its
+    migration ``error`` instead (Nova's rule); one with a task under way
+    is left for the next round.
 
     :returns: the migration uuids confirmed.
     """
@@ -649,25 +653,34 @@ def confirm_expired(agent, ctxt, window):
                     migration.get('dest_compute') != host or
                     started is None or started > horizon):
                 continue
-            uuid = migration['instance_uuid']
-            try:
-                agent.conductor.migration_update(
-                    ctxt, uuid, migration['uuid'],
-                    {'status': migration_obj.CONFIRMING},
-                    expected_status=migration_obj.FINISHED, brief=True)
-                claimed = agent.conductor.move_get(ctxt, uuid,
-                                                   migration['uuid'])
-                compute_api().confirm_resize(
-                    ctxt, claimed['migration']['source_compute'],
-                    claimed['instance'], claimed['migration'])
-            except Exception as exc:
-                LOG.info('Could not confirm migration %s of %s: %s',
-                         migration['uuid'], uuid, exc)
-                continue
-            LOG.info('Automatically confirming migration %s of %s (older '
-                     'than resize_confirm_window)', migration['uuid'], uuid)
-            confirmed.append(migration['uuid'])
+            if _confirm_expired(agent, ctxt, migration):
+                confirmed.append(migration['uuid'])
     return confirmed
+
+
+def _confirm_expired(agent, ctxt, migration):
+    """Begin the confirm of one expired move and cast it to its source;
+    whether it was cast.
+    """
+    uuid = migration['instance_uuid']
+    try:
+        claimed = agent.conductor.move_claim_expired(ctxt, uuid,
+                                                     migration['uuid'])
+        if claimed['migration']['status'] != migration_obj.CONFIRMING:
+            LOG.warning('Set migration %s to error: instance %s is %s, '
+                        'not resized', migration['uuid'], uuid,
+                        claimed['instance']['vm_state'])
+            return False
+        compute_api().confirm_resize(
+            ctxt, claimed['migration']['source_compute'],
+            claimed['instance'], claimed['migration'])
+    except Exception as exc:
+        LOG.info('Could not confirm migration %s of %s: %s',
+                 migration['uuid'], uuid, exc)
+        return False
+    LOG.info('Automatically confirming migration %s of %s (older than '
+             'resize_confirm_window)', migration['uuid'], uuid)
+    return True
 
 
 INTERRUPTED = ('The move was interrupted by a restart of the compute '

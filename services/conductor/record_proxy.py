@@ -218,6 +218,21 @@ class RecordProxy(object):
                                    exception.MigrationNotFound,
                                    exception.UnexpectedTaskStateError,
                                    exception.UnexpectedMigrationStatusError)
+    def move_claim_expired(self, ctxt, instance_uuid, migration_uuid):
+        """{'instance', 'migration'} primitives of a move whose automatic
+        confirm began (see ``move_records.claim_expired``).
+        """
+        cell_uuid, database = self._instance_db(ctxt, instance_uuid)
+        instance, migration = move_records.claim_expired(
+            ctxt, database, instance_uuid, migration_uuid)
+        instance.cell_uuid = cell_uuid
+        return {'instance': instance.to_primitive(),
+                'migration': migration.to_primitive()}
+
+    @messaging.expected_exceptions(exception.InstanceNotFound,
+                                   exception.MigrationNotFound,
+                                   exception.UnexpectedTaskStateError,
+                                   exception.UnexpectedMigrationStatusError)
     def move_update(self, ctxt, instance_uuid, migration_uuid,
                     migration_values=None, expected_status=None,
                     instance_values=None, expected_task_state=None,

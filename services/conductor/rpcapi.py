@@ -116,7 +116,8 @@ class ConductorAPI(object):
       migrations_get_by_source, migration_get, migration_update
       (optionally brief), move_get, move_update (optionally brief) and
       move_updates (record calls: a compute's step of a move in one
-      transaction, several steps in one call).
+      transaction, several steps in one call), move_claim_expired (the
+      automatic confirm's claim and action, one record call).
       cache_images (cast).
     """
 
@@ -463,6 +464,25 @@ class ConductorAPI(object):
             ctxt, 'move_get', instance_uuid=instance_uuid,
             migration_uuid=migration_uuid,
             action_events=list(action_events or ()))
+
+    def move_claim_expired(self, ctxt, instance_uuid, migration_uuid):
+        """Begin the automatic confirm of a move in VERIFY_RESIZE beyond
+        ``[DEFAULT] resize_confirm_window``: its migration ``confirming``
+        and the instance's ``confirmResize`` action started, at once; a
+        server no longer RESIZED gets its migration ``error`` instead.
+
+        :returns: {'instance': Instance primitive, 'migration': Migration
+            primitive}.
+        :raises common.exception.UnexpectedTaskStateError: a task is
+            under way (left for the next round).
+        :raises common.exception.UnexpectedMigrationStatusError: the
+            migration is no longer ``finished``.
+        :raises common.exception.InstanceNotFound,
+            common.exception.MigrationNotFound: either is gone.
+        """
+        return self._records().call(
+            ctxt, 'move_claim_expired', instance_uuid=instance_uuid,
+            migration_uuid=migration_uuid)
 
     def move_update(self, ctxt, instance_uuid, migration_uuid,
                     migration_values=None, expected_status=None,

@@ -198,6 +198,17 @@ def openstack_client(cloud, version=CLI_COMPUTE_VERSION):
         OS_COMPUTE_API_VERSION=version)
 
 
+def add_tiny_and_small(cloud):
+    """Flavors ``cloud.tiny`` (1 vCPU, 256 MB) and ``cloud.small`` (2
+    vCPUs, 512 MB), each with a 1 GB disk, and image ``cloud.image``.
+    """
+    cloud.tiny = cloud.compute.create_flavor('tiny', vcpus=1, ram=256,
+                                             disk=1)
+    cloud.small = cloud.compute.create_flavor('small', vcpus=2, ram=512,
+                                              disk=1)
+    cloud.image = cloud.compute.create_image('cirros')
+
+
 # --- placement against the servers ----------------------------------------
 
 def flavor_usage(flavor):

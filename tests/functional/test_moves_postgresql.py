@@ -33,11 +33,7 @@ def cloud(database_servers, tmp_path_factory):  # noqa: F811
             str(tmp_path_factory.mktemp('moves-pg')), hosts=len(HOSTS),
             extra_conf={('DEFAULT', 'shelved_offload_time'): -1}
     ) as deployment:
-        deployment.tiny = deployment.compute.create_flavor(
-            'tiny', vcpus=1, ram=256, disk=1)
-        deployment.small = deployment.compute.create_flavor(
-            'small', vcpus=2, ram=512, disk=1)
-        deployment.image = deployment.compute.create_image('cirros')
+        moves.add_tiny_and_small(deployment)
         yield deployment
 
 

@@ -268,6 +268,25 @@ class FakeConductor(object):
             return {'instance': copy.deepcopy(inst),
                     'migration': copy.deepcopy(migration)}
 
+    def move_claim_expired(self, ctxt, instance_uuid, migration_uuid):
+        """As the conductor's: ``confirming`` and a ``confirmResize``
+        action for a RESIZED server with no task, ``error`` for one not
+        RESIZED (actions are kept in ``self.actions``).
+        """
+        self._log('move_claim_expired')
+        with self.lock:
+            inst = self._guarded_instance(instance_uuid, None)
+            resized = inst['vm_state'] == 'resized'
+            if resized:
+                self._guarded_instance(instance_uuid, [None])
+            migration = self._guarded_migration(migration_uuid, 'finished')
+            migration['status'] = 'confirming' if resized else 'error'
+            if resized:
+                self.actions = getattr(self, 'actions', []) + [
+                    (instance_uuid, 'confirmResize')]
+            return {'instance': copy.deepcopy(inst),
+                    'migration': copy.deepcopy(migration)}
+
     def move_update(self, ctxt, instance_uuid, migration_uuid, **changes):
         self._log('move_update')
         return self._move_update(instance_uuid, migration_uuid, **changes)

@@ -258,6 +258,38 @@ def test_old_finished_moves_are_confirmed_after_the_window(move):
     # writes the claim.
     assert casts.sent[-1] == ('confirm_resize', SRC)
     assert not getattr(agent.conductor, 'move_calls', [])
+    assert agent.conductor.actions == [(instance['uuid'], 'confirmResize')]
+
+
+def _expired(agent, manager, instance, migration, casts):
+    _run_to_verify(agent, manager, instance, migration, casts)
+    agent.conductor.migrations[migration]['updated_at'] = \
+        '2020-01-01T00:00:00'
+    agent.update_all()
+    return len(casts.sent)
+
+
+def test_an_expired_move_of_a_busy_server_is_left_for_the_next_round(move):
+    agent, manager, instance, migration, casts = move()
+    sent = _expired(agent, manager, instance, migration, casts)
+    agent.conductor.instances[instance['uuid']]['task_state'] = \
+        inst.DELETING
+    assert resize.confirm_expired(agent, _ctxt(), 3600) == []
+    assert agent.conductor.migrations[migration]['status'] == 'finished'
+    assert len(casts.sent) == sent
+    agent.conductor.instances[instance['uuid']]['task_state'] = None
+    assert resize.confirm_expired(agent, _ctxt(), 3600) == [migration]
+
+
+def test_an_expired_move_of_a_server_not_resized_is_set_to_error(move):
+    agent, manager, instance, migration, casts = move()
+    sent = _expired(agent, manager, instance, migration, casts)
+    # NOTE: e.g. an administrator's reset-state.
+    agent.conductor.instances[instance['uuid']]['vm_state'] = inst.ACTIVE
+    assert resize.confirm_expired(agent, _ctxt(), 3600) == []
+    assert agent.conductor.migrations[migration]['status'] == 'error'
+    assert len(casts.sent) == sent
+    assert not getattr(agent.conductor, 'actions', [])
 
 
 def test_a_restart_while_sending_rolls_the_move_back(move):

@@ -303,6 +303,27 @@ def test_several_move_steps_in_one_call(served):
         migration_obj.POST_MIGRATING
 
 
+def test_the_automatic_confirm_claims_over_rpc(served):
+    """The claim, and the guard a user's confirm won, over the broker."""
+    world, api = served
+    ctxt = fx.ctxt()
+    uuid, = _built(world, ctxt, 1)
+    instance_records.update_instance(
+        ctxt, world.cell1, uuid, {'vm_state': 'resized', 'task_state': None})
+    migration = migration_records.create_migration(
+        ctxt, world.cell1, migration_obj.Migration(
+            instance_uuid=uuid, status=migration_obj.FINISHED,
+            migration_type=migration_obj.RESIZE, source_compute='h1',
+            dest_compute='h2'))
+    claimed = api.move_claim_expired(ctxt, uuid, migration.uuid)
+    assert claimed['instance']['cell_uuid'] == fakes.CELL1_UUID
+    assert claimed['migration']['status'] == migration_obj.CONFIRMING
+    assert action_records.list_actions(ctxt, world.cell1, uuid)[0][
+        'action'] == 'confirmResize'
+    with pytest.raises(exception.UnexpectedMigrationStatusError):
+        api.move_claim_expired(ctxt, uuid, migration.uuid)
+
+
 def test_reschedule_cast(served):
     world, api = served
     ctxt = fx.ctxt()

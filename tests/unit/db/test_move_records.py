@@ -315,3 +315,54 @@ def test_a_batch_records_each_steps_events_under_its_own_latest_action(
         (EVENT, 'Success')]
     assert oldest['events'] == []
     assert _events(cell, other) == [(EVENT, 'Success')]
+
+
+def _finished(cell, vm_state='resized', task_state=None):
+    """(instance uuid, migration uuid) of a move in VERIFY_RESIZE, the
+    instance then set to ``vm_state`` and ``task_state``.
+    """
+    uuid, migration_uuid = _new_move(cell)
+    migration_records.update_migration(
+        fx.ctxt(), cell, migration_uuid,
+        {'status': migration_obj.FINISHED})
+    instance_records.update_instance(
+        fx.ctxt(), cell, uuid, {'vm_state': vm_state,
+                                'task_state': task_state})
+    return uuid, migration_uuid
+
+
+def _actions(cell, uuid):
+    return [a['action']
+            for a in action_records.list_actions(fx.ctxt(), cell, uuid)]
+
+
+def test_an_expired_move_is_claimed_with_a_confirm_action(cell):
+    uuid, migration_uuid = _finished(cell)
+    instance, migration = move_records.claim_expired(
+        fx.ctxt(), cell, uuid, migration_uuid)
+    assert (instance.uuid, migration.status) == (
+        uuid, migration_obj.CONFIRMING)
+    assert _actions(cell, uuid) == ['confirmResize', 'migrate']
+    # NOTE: a user's confirm or revert won meanwhile: nothing more.
+    with pytest.raises(exception.UnexpectedMigrationStatusError):
+        move_records.claim_expired(fx.ctxt(), cell, uuid, migration_uuid)
+    assert _actions(cell, uuid) == ['confirmResize', 'migrate']
+
+
+def test_an_expired_move_of_a_busy_server_waits(cell):
+    uuid, migration_uuid = _finished(cell, task_state='deleting')
+    with pytest.raises(exception.UnexpectedTaskStateError):
+        move_records.claim_expired(fx.ctxt(), cell, uuid, migration_uuid)
+    migration = migration_records.get_migration(fx.ctxt(), cell,
+                                                migration_uuid)
+    assert migration.status == migration_obj.FINISHED
+    assert _actions(cell, uuid) == ['migrate']
+
+
+def test_an_expired_move_of_a_server_reset_to_active_is_an_error(cell):
+    uuid, migration_uuid = _finished(cell, vm_state='active')
+    instance, migration = move_records.claim_expired(
+        fx.ctxt(), cell, uuid, migration_uuid)
+    assert (instance.vm_state, migration.status) == (
+        'active', migration_obj.ERROR)
+    assert _actions(cell, uuid) == ['migrate']
