@@ -187,10 +187,14 @@ class Moves(object):
                     self._see(now, uuid, migration)
             return len(self.reached) + len(self.errors) >= len(self.origin)
 
+    def _unsettled(self):
+        """How many confirmed moves have not ended (nor failed) yet."""
+        with self._lock:
+            return len(self.followed - self.done - self.failed)
+
     def _settled(self):
         """Whether every confirmed move ended (or failed)."""
-        with self._lock:
-            return not (self.followed - self.done - self.failed)
+        return not self._unsettled()
 
     def run(self):
         threads = [threading.Thread(target=self._sender, daemon=True)
@@ -223,7 +227,7 @@ class Moves(object):
             failures.append('%d moves refused or failed' % len(self.errors))
         if missing > 0:
             failures.append('%d servers never moved' % missing)
-        unsettled = len(self.followed - self.done - self.failed)
+        unsettled = self._unsettled()
         if unsettled:
             failures.append('%d moves never ended after their '
                             'confirmation' % unsettled)
