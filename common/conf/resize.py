@@ -38,8 +38,8 @@ The compute service of the destination host looks at its finished moves
 interval when it is shorter, and confirms those older than it as if the
 user had sent ``confirmResize`` (a ``confirmResize`` action is
 recorded): the source host's guest is removed and its allocation freed.
-The move of a server no longer in VERIFY_RESIZE (its state reset) is set
-to ``error`` instead.
+The move of a server no longer in VERIFY_RESIZE (its state reset) or
+gone is set to ``error`` instead.
 
 Possible values:
 

@@ -112,15 +112,16 @@ def claim_expired(ctxt, database, instance_uuid, migration_uuid):
     ``confirmResize`` action starts (by ``ctxt``, as the user's would),
     as Nova's periodic confirm does through its compute API.
 
-    A server no longer RESIZED (an administrator reset its state) is not
-    confirmed: its migration is set to ``error``, as Nova does. One with
-    a task under way (a delete that confirms the move itself, say) is
-    left for the next round, where Nova would set the migration to
-    ``error`` and leave its allocation behind.
+    A server no longer RESIZED (an administrator reset its state) or gone
+    is not confirmed: its migration is set to ``error``, as Nova does, so
+    that later rounds do not try again. One with a task under way (a
+    delete that confirms the move itself, say) is left for the next
+    round, where Nova would set the migration to ``error`` and leave its
+    allocation behind.
 
     :returns: (Instance, Migration): the migration ``confirming``, or
-        ``error`` when the server was not RESIZED.
-    :raises common.exception.InstanceNotFound: no live instance.
+        ``error`` when the server was not RESIZED (the Instance is None
+        when there is no live one).
     :raises common.exception.MigrationNotFound: no such migration.
     :raises common.exception.UnexpectedTaskStateError: a task is under
         way.
@@ -131,10 +132,14 @@ def claim_expired(ctxt, database, instance_uuid, migration_uuid):
                                            expected_task_state=[None])
 
     def claim(ctx):
-        instance = instance_records.read_instance(ctx, instance_uuid,
-                                                  fault=False)
+        try:
+            instance = instance_records.read_instance(ctx, instance_uuid,
+                                                      fault=False)
+        except exception.InstanceNotFound:
+            instance = None
         status = (migration_obj.CONFIRMING
-                  if instance.vm_state == instance_obj.RESIZED else
+                  if instance is not None and
+                  instance.vm_state == instance_obj.RESIZED else
                   migration_obj.ERROR)
         if status == migration_obj.CONFIRMING:
             # NOTE: guarded by the write, not by the read above.

@@ -637,9 +637,9 @@ def confirm_expired(agent, ctxt, window):
     migration ``finished`` -> ``confirming`` under a guard, so a user's
     confirm or revert meanwhile wins, and a ``confirmResize`` action), in
     one record call, then its source compute is told to confirm it, as
-    the API tells it a user's. A server no longer RESIZED gets its
-    migration ``error`` instead (Nova's rule); one with a task under way
-    is left for the next round.
+    the API tells it a user's. A server no longer RESIZED, or gone, gets
+    its migration ``error`` instead (Nova's rule); one with a task under
+    way is left for the next round.
 
     :returns: the migration uuids confirmed.
     """
@@ -669,7 +669,8 @@ def _confirm_expired(agent, ctxt, migration):
         if claimed['migration']['status'] != migration_obj.CONFIRMING:
             LOG.warning('Set migration %s to error: instance %s is %s, '
                         'not resized', migration['uuid'], uuid,
-                        claimed['instance']['vm_state'])
+                        (claimed['instance'] or {}).get('vm_state',
+                                                        'gone'))
             return False
         compute_api().confirm_resize(
             ctxt, claimed['migration']['source_compute'],

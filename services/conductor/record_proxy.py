@@ -225,9 +225,10 @@ class RecordProxy(object):
         cell_uuid, database = self._instance_db(ctxt, instance_uuid)
         instance, migration = move_records.claim_expired(
             ctxt, database, instance_uuid, migration_uuid)
-        instance.cell_uuid = cell_uuid
-        return {'instance': instance.to_primitive(),
-                'migration': migration.to_primitive()}
+        if instance is not None:
+            instance.cell_uuid = cell_uuid
+            instance = instance.to_primitive()
+        return {'instance': instance, 'migration': migration.to_primitive()}
 
     @messaging.expected_exceptions(exception.InstanceNotFound,
                                    exception.MigrationNotFound,

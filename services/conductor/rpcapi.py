@@ -469,16 +469,18 @@ class ConductorAPI(object):
         """Begin the automatic confirm of a move in VERIFY_RESIZE beyond
         ``[DEFAULT] resize_confirm_window``: its migration ``confirming``
         and the instance's ``confirmResize`` action started, at once; a
-        server no longer RESIZED gets its migration ``error`` instead.
+        server no longer RESIZED, or gone, gets its migration ``error``
+        instead.
 
-        :returns: {'instance': Instance primitive, 'migration': Migration
-            primitive}.
+        :returns: {'instance': Instance primitive (None when it is gone),
+            'migration': Migration primitive}.
         :raises common.exception.UnexpectedTaskStateError: a task is
             under way (left for the next round).
         :raises common.exception.UnexpectedMigrationStatusError: the
             migration is no longer ``finished``.
-        :raises common.exception.InstanceNotFound,
-            common.exception.MigrationNotFound: either is gone.
+        :raises common.exception.InstanceNotFound: the instance has no
+            cell mapping.
+        :raises common.exception.MigrationNotFound: the migration is gone.
         """
         return self._records().call(
             ctxt, 'move_claim_expired', instance_uuid=instance_uuid,

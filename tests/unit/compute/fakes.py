@@ -271,12 +271,12 @@ class FakeConductor(object):
     def move_claim_expired(self, ctxt, instance_uuid, migration_uuid):
         """As the conductor's: ``confirming`` and a ``confirmResize``
         action for a RESIZED server with no task, ``error`` for one not
-        RESIZED (actions are kept in ``self.actions``).
+        RESIZED or gone (actions are kept in ``self.actions``).
         """
         self._log('move_claim_expired')
         with self.lock:
-            inst = self._guarded_instance(instance_uuid, None)
-            resized = inst['vm_state'] == 'resized'
+            inst = self.instances.get(instance_uuid)
+            resized = inst is not None and inst['vm_state'] == 'resized'
             if resized:
                 self._guarded_instance(instance_uuid, [None])
             migration = self._guarded_migration(migration_uuid, 'finished')

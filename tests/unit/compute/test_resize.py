@@ -281,11 +281,16 @@ def test_an_expired_move_of_a_busy_server_is_left_for_the_next_round(move):
     assert resize.confirm_expired(agent, _ctxt(), 3600) == [migration]
 
 
-def test_an_expired_move_of_a_server_not_resized_is_set_to_error(move):
+@pytest.mark.parametrize('gone', [False, True])
+def test_an_expired_move_of_a_server_not_resized_is_set_to_error(move, gone):
     agent, manager, instance, migration, casts = move()
     sent = _expired(agent, manager, instance, migration, casts)
-    # NOTE: e.g. an administrator's reset-state.
-    agent.conductor.instances[instance['uuid']]['vm_state'] = inst.ACTIVE
+    # NOTE: e.g. an administrator's reset-state, or a row gone.
+    if gone:
+        del agent.conductor.instances[instance['uuid']]
+    else:
+        agent.conductor.instances[instance['uuid']]['vm_state'] = \
+            inst.ACTIVE
     assert resize.confirm_expired(agent, _ctxt(), 3600) == []
     assert agent.conductor.migrations[migration]['status'] == 'error'
     assert len(casts.sent) == sent

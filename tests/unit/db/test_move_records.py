@@ -366,3 +366,11 @@ def test_an_expired_move_of_a_server_reset_to_active_is_an_error(cell):
     assert (instance.vm_state, migration.status) == (
         'active', migration_obj.ERROR)
     assert _actions(cell, uuid) == ['migrate']
+
+
+def test_an_expired_move_of_a_deleted_server_is_an_error(cell):
+    uuid, migration_uuid = _finished(cell)
+    instance_records.destroy_instance(fx.ctxt(), cell, uuid)
+    instance, migration = move_records.claim_expired(
+        fx.ctxt(), cell, uuid, migration_uuid)
+    assert (instance, migration.status) == (None, migration_obj.ERROR)
