@@ -105,6 +105,13 @@ def confirm(cloud, server_id):
     return wait(cloud, server_id, 'ACTIVE')
 
 
+def actions(cloud, server_id):
+    """The names of the server's actions, newest first."""
+    listed = cloud.compute.request(
+        'GET', '/servers/%s/os-instance-actions' % server_id)
+    return [a['action'] for a in listed['instanceActions']]
+
+
 def events(cloud, server_id, action_name):
     """(event, result, host) of the server's latest ``action_name``."""
     listed = cloud.compute.request(

@@ -48,12 +48,6 @@ def _boot(cloud, boot_args, name, host, group=None):
                       hints={'group': group} if group else None)
 
 
-def _actions(cloud, server_id):
-    listed = cloud.compute.request(
-        'GET', '/servers/%s/os-instance-actions' % server_id)
-    return [a['action'] for a in listed['instanceActions']]
-
-
 # --- evacuate ---------------------------------------------------------------
 
 def test_evacuate_is_refused_while_the_source_is_up(cloud, boot_args):
@@ -63,7 +57,7 @@ def test_evacuate_is_refused_while_the_source_is_up(cloud, boot_args):
     assert body['badRequest']['message'] == (
         'Compute service of %s is still in use.' % HOSTS[0])
     assert cloud.compute.get_server(server)['status'] == 'ACTIVE'
-    assert 'evacuate' not in _actions(cloud, server)
+    assert 'evacuate' not in moves.actions(cloud, server)
     cloud.compute.delete_server(server)
     moves.assert_placement_matches_servers(cloud)
 
@@ -101,7 +95,7 @@ def test_evacuate_from_a_forced_down_host_and_clean_up_at_restart(
         assert moves.wait(cloud, stopped, 'SHUTOFF')[
             'OS-EXT-SRV-ATTR:host'] != HOSTS[1]
         for server in (chosen, targeted, stopped):
-            assert _actions(cloud, server)[0] == 'evacuate'
+            assert moves.actions(cloud, server)[0] == 'evacuate'
         # NOTE: the down source stays accounted, under the migrations.
         moves.assert_placement_matches_servers(cloud, held_by_migrations={
             HOSTS[1]: [chosen, targeted, stopped]})
@@ -173,7 +167,7 @@ def test_shelve_unshelve_in_place_then_offload(cloud, boot_args):
     assert shown['OS-EXT-SRV-ATTR:host'] is None
     assert cloud.placement.allocations(server) == {}
     moves.assert_placement_matches_servers(cloud)
-    assert _actions(cloud, server)[:4] == [
+    assert moves.actions(cloud, server)[:4] == [
         'shelveOffload', 'shelve', 'unshelve', 'shelve']
 
     status, body = moves.action(cloud, server, {'unshelve': None})
@@ -270,7 +264,7 @@ def test_evacuate_at_2_95_ends_shutoff_on_the_new_host(cloud, boot_args):
         shown = moves.wait(cloud, server, 'SHUTOFF')
         assert shown['OS-EXT-SRV-ATTR:host'] == HOSTS[1]
         assert shown['OS-EXT-STS:power_state'] == 4
-        assert _actions(cloud, server)[0] == 'evacuate'
+        assert moves.actions(cloud, server)[0] == 'evacuate'
         assert [m['status'] for m in moves.migrations(cloud, server)] == [
             'done']
     finally:

@@ -35,12 +35,6 @@ def cloud(database_servers, tmp_path_factory):  # noqa: F811
         yield deployment
 
 
-def _actions(cloud, server_id):
-    listed = cloud.compute.request(
-        'GET', '/servers/%s/os-instance-actions' % server_id)
-    return [a['action'] for a in listed['instanceActions']]
-
-
 def test_a_resize_left_in_verify_resize_is_confirmed(cloud):
     server = moves.boot(cloud, cloud.tiny, cloud.image, HOSTS[0],
                         'unconfirmed')
@@ -55,8 +49,8 @@ def test_a_resize_left_in_verify_resize_is_confirmed(cloud):
         assert stack_mod.host_of(shown) == HOSTS[1]
         assert shown['flavor']['vcpus'] == 2
         # NOTE: as Nova shows it, a confirm action of its own.
-        assert _actions(cloud, server) == ['confirmResize', 'resize',
-                                           'create']
+        assert moves.actions(cloud, server) == [
+            'confirmResize', 'resize', 'create']
         assert ('compute_confirm_resize', 'Success', HOSTS[0]) in (
             moves.events(cloud, server, 'confirmResize'))
         moves.assert_placement_matches_servers(cloud)
