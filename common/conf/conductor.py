@@ -69,7 +69,10 @@ evacuation) that made no progress is ended: its migration, in progress
 but unchanged that long, goes to ``error``; a server still on its source
 gets its source allocation back (what it held on the destination is
 dropped), one already on its destination keeps that one; either way its
-task state is cleared and a fault says why. A server still in the task
+task state is cleared and a fault says why. A server left in
+``VERIFY_RESIZE`` by a confirm its source never answered takes the state
+it was resized from; one left there by a revert lost half-way goes to
+``ERROR``. A server still in the task
 the API gave its resize, migration or unshelve (``resize_prep``,
 ``unshelving``) that long, with no migration in progress (its conductor
 stopped before the move was under way), gets its task cleared and a

@@ -22,7 +22,13 @@ in progress but unchanged for longer than that bound::
     then: migration error (guarded by the status seen), the server's task
           state cleared (guarded by the task state seen) with a fault;
           a resize's stored request spec takes the flavor the server has
-          (services/conductor/move_spec.py)
+          (services/conductor/move_spec.py). A server still in
+          VERIFY_RESIZE leaves it (with no finished migration left, no
+          confirm, revert or other action could take it out): for a
+          confirm lost on its way to the source, to the state it was
+          resized from, as the confirm would have; for a revert lost
+          half-way (the destination may have handed the server back
+          already), to ERROR, where it runs being unknown
 
 A resize waiting for its confirmation (``finished``) is not stuck unless
 its server was deleted, and a live migration reporting progress keeps its
@@ -153,9 +159,12 @@ def _end(conductor, ctxt, database, migration, timeout):
     LOG.warning('%s (migration %s)', message, migration.uuid)
     if instance is None:
         return True
+    values = {'task_state': None}
+    if instance.vm_state == instance_obj.RESIZED:
+        values.update(_out_of_verify_resize(instance, migration, side))
     try:
         instance_records.update_instance(
-            ctxt, database, instance.uuid, {'task_state': None},
+            ctxt, database, instance.uuid, values,
             expected_task_state=[instance.task_state], brief=True)
         instance_records.add_fault(ctxt, database, instance.uuid,
                                    FAULT_CODE, message)
@@ -170,6 +179,23 @@ def _end(conductor, ctxt, database, migration, timeout):
         move_spec.give_flavor_back(conductor, ctxt, instance.to_primitive(),
                                    instance.flavor, instance.pci_requests)
     return True
+
+
+def _out_of_verify_resize(instance, migration, side):
+    """The values that take a server out of VERIFY_RESIZE once its move
+    ended here (see the module doc); the record of the vm_state it was
+    resized from goes with it.
+    """
+    metadata = dict(instance.system_metadata or {})
+    old = metadata.pop(OLD_VM_STATE, None)
+    if migration.status != migration_obj.CONFIRMING or (
+            side != 'destination'):
+        state = instance_obj.ERROR
+    elif old == instance_obj.STOPPED:
+        state = instance_obj.STOPPED
+    else:
+        state = instance_obj.ACTIVE
+    return {'vm_state': state, 'system_metadata': metadata}
 
 
 def unstarted_moves(ctxt, database, timeout, limit=BATCH):

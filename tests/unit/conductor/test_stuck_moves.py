@@ -101,6 +101,45 @@ def test_a_stuck_move_on_its_destination_drops_the_source(world):
     assert world.placement.allocations(migration.uuid) == {}
 
 
+@pytest.mark.parametrize('old_vm_state', [instance_obj.ACTIVE,
+                                          instance_obj.STOPPED])
+def test_a_lost_confirm_leaves_the_server_as_the_confirm_would(
+        world, old_vm_state):
+    # NOTE: the confirm was claimed and cast to a source compute that
+    # never answered: VERIFY_RESIZE with no finished migration would
+    # refuse every action.
+    server = _server(world, 'h1', None)
+    migration = _move(world, server, 'h2', status=migration_obj.CONFIRMING)
+    instance_records.update_instance(
+        fx.ctxt(), world.cell1, server.uuid,
+        {'host': 'h2', 'node': 'h2', 'vm_state': instance_obj.RESIZED,
+         'system_metadata': {'old_vm_state': old_vm_state, 'kept': 'x'}})
+    assert stuck_moves.run(world.manager, fx.ctxt(), BOUND) == [
+        migration.uuid]
+    instance = instance_records.get_instance(fx.ctxt(), world.cell1,
+                                             server.uuid)
+    assert (instance.host, instance.vm_state) == ('h2', old_vm_state)
+    assert instance.system_metadata == {'kept': 'x'}
+    assert world.placement.allocations(migration.uuid) == {}
+    assert 'move_timeout' in instance.fault['message']
+
+
+def test_a_lost_revert_leaves_the_server_in_error(world):
+    # NOTE: the destination may have given the source back already: the
+    # server is not known to run where its row says.
+    server = _server(world, 'h1', instance_obj.RESIZE_REVERTING)
+    _move(world, server, 'h2', status=migration_obj.REVERTING)
+    instance_records.update_instance(
+        fx.ctxt(), world.cell1, server.uuid,
+        {'host': 'h2', 'node': 'h2', 'vm_state': instance_obj.RESIZED})
+    stuck_moves.run(world.manager, fx.ctxt(), BOUND)
+    instance = instance_records.get_instance(fx.ctxt(), world.cell1,
+                                             server.uuid)
+    assert (instance.vm_state, instance.task_state) == (
+        instance_obj.ERROR, None)
+    assert 'move_timeout' in instance.fault['message']
+
+
 def test_an_ended_resize_gives_the_stored_spec_the_servers_flavor(world):
     big = flavor_obj.Flavor(name='big', flavorid='big', vcpus=4,
                             memory_mb=4096, root_gb=20)
