@@ -19,7 +19,10 @@ chosen step:
 * a move whose conductor died before it wrote anything (the API's call
   lost with it) is ended by the restarted conductor's ``[conductor]
   move_timeout`` bound: the server back ACTIVE on its source, with a
-  fault saying why.
+  fault saying why;
+* a confirm lost with its source compute (killed, its queue purged) is
+  ended by the same bound as the confirm would have ended it: the server
+  ACTIVE on its destination, with a fault.
 
 After each: no server in a task state, placement holds on each host
 exactly the flavors of the servers there and no migration consumer, and
@@ -109,9 +112,9 @@ def _ended(cloud, server_id):
     return moves.wait_for_migration(cloud, server_id, ENDED)
 
 
-def _kill_conductor(cloud):
-    """SIGKILL the conductor's whole process group (no draining)."""
-    process = cloud.processes['berth-conductor']
+def _kill(cloud, binary):
+    """SIGKILL a service's whole process group (no draining)."""
+    process = cloud.processes[binary]
     os.killpg(process.proc.pid, signal.SIGKILL)
     process.proc.wait()
 
@@ -144,7 +147,7 @@ def test_conductor_killed_during_a_live_migration_copy(cloud, checked):
     checked.append(server_id)
     _start(cloud, server_id, 'live')
     moves.wait_for_migration(cloud, server_id, ('running',))
-    _kill_conductor(cloud)
+    _kill(cloud, 'berth-conductor')
     cloud.start_service('berth-conductor')
     shown = moves.settled(cloud, server_id)
     assert shown['status'] == 'ACTIVE', shown
@@ -157,7 +160,7 @@ def test_conductor_killed_during_a_resize(cloud, checked):
     checked.append(server_id)
     _start(cloud, server_id, 'resize')
     moves.wait_for_task(cloud, server_id, ('resize_migrating',))
-    _kill_conductor(cloud)
+    _kill(cloud, 'berth-conductor')
     cloud.start_service('berth-conductor')
     shown = moves.settled(cloud, server_id)
     if shown['status'] == 'VERIFY_RESIZE':
@@ -180,7 +183,7 @@ def test_a_move_lost_with_its_conductor_is_ended(cloud, checked):
     """
     server_id = _boot(cloud, 'lost-move')
     checked.append(server_id)
-    _kill_conductor(cloud)
+    _kill(cloud, 'berth-conductor')
     try:
         # NOTE: the API learns within the call monitor's timeout that no
         # conductor took the call, and answers that the move goes on.
@@ -195,4 +198,30 @@ def test_a_move_lost_with_its_conductor_is_ended(cloud, checked):
     shown = moves.settled(cloud, server_id, timeout=3 * MOVE_TIMEOUT + 30)
     assert (shown['status'], stack_mod.host_of(shown)) == (
         'ACTIVE', SOURCE), shown
+    assert 'move_timeout' in moves.faults(cloud, server_id)[0]
+
+
+def test_a_confirm_lost_with_the_source_compute_ends_as_confirmed(
+        cloud, checked):
+    """The source compute dies with the confirm's cast (its queue purged):
+    the bound ends the move as the confirm would have, rather than leave
+    the server in VERIFY_RESIZE with no migration to confirm.
+    """
+    server_id = _boot(cloud, 'lost-confirm')
+    checked.append(server_id)
+    _start(cloud, server_id, 'migrate')
+    moves.wait(cloud, server_id, 'VERIFY_RESIZE')
+    _kill(cloud, 'berth-compute')
+    try:
+        status, body = moves.action(cloud, server_id,
+                                    {'confirmResize': None})
+        assert status == 204, body
+        rabbit.rabbitmqctl('purge_queue', '-p', cloud.vhost.name,
+                           'compute.%s' % SOURCE)
+    finally:
+        cloud.start_service('berth-compute')
+    shown = moves.wait(cloud, server_id, 'ACTIVE',
+                       timeout=3 * MOVE_TIMEOUT + 30)
+    assert stack_mod.host_of(shown) == DEST, shown
+    assert _ended(cloud, server_id)['status'] == 'error'
     assert 'move_timeout' in moves.faults(cloud, server_id)[0]
