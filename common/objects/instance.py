@@ -129,6 +129,29 @@ def status_from_state(vm_state, task_state=None):
     return task_map.get(task_state, task_map['default'])
 
 
+#: NOTE: the key of the server's system metadata where the API records
+#: the vm_state a resize or cold migration started from, as Nova does,
+#: so that its confirm or revert gives a stopped server back stopped.
+OLD_VM_STATE = 'old_vm_state'
+
+
+def state_before_move(system_metadata):
+    """The vm_state a resized or migrated server ends its move in:
+    stopped if it was stopped (``OLD_VM_STATE``), else active.
+    """
+    old = (system_metadata or {}).get(OLD_VM_STATE)
+    return STOPPED if old == STOPPED else ACTIVE
+
+
+def without_state_before_move(system_metadata):
+    """A copy of ``system_metadata`` without the ``OLD_VM_STATE`` record
+    (dropped when the move ends).
+    """
+    kept = dict(system_metadata or {})
+    kept.pop(OLD_VM_STATE, None)
+    return kept
+
+
 @dataclasses.dataclass
 class Instance(base.PrimitiveObject):
     """One server.

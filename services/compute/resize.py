@@ -70,7 +70,6 @@ from services.compute.virt import driver as driver_mod
 LOG = logging.getLogger(__name__)
 
 FAULT_CODE = 500
-OLD_VM_STATE = 'old_vm_state'
 
 _API = {}
 _API_LOCK = threading.Lock()
@@ -88,14 +87,11 @@ def compute_api():
 
 
 def _old_vm_state(instance):
-    return (instance.get('system_metadata') or {}).get(
-        OLD_VM_STATE) or inst.ACTIVE
+    return inst.state_before_move(instance.get('system_metadata'))
 
 
 def _without_old_vm_state(instance):
-    kept = dict(instance.get('system_metadata') or {})
-    kept.pop(OLD_VM_STATE, None)
-    return kept
+    return inst.without_state_before_move(instance.get('system_metadata'))
 
 
 def _powered(old_vm_state):

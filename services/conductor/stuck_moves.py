@@ -70,9 +70,6 @@ WAITING = frozenset((migration_obj.FINISHED,))
 #: the task states the API sets before the conductor writes the move.
 UNSTARTED_TASKS = {instance_obj.RESIZE_PREP: 'resize or migration',
                    instance_obj.UNSHELVING: 'unshelve'}
-#: NOTE: the API's record of the vm_state a resize started from
-#: (services/api/actions/resize.py), dropped with the move.
-OLD_VM_STATE = 'old_vm_state'
 
 _MI = cell_tables.migrations
 _IN = cell_tables.instances
@@ -186,16 +183,14 @@ def _out_of_verify_resize(instance, migration, side):
     ended here (see the module doc); the record of the vm_state it was
     resized from goes with it.
     """
-    metadata = dict(instance.system_metadata or {})
-    old = metadata.pop(OLD_VM_STATE, None)
-    if migration.status != migration_obj.CONFIRMING or (
-            side != 'destination'):
-        state = instance_obj.ERROR
-    elif old == instance_obj.STOPPED:
-        state = instance_obj.STOPPED
-    else:
-        state = instance_obj.ACTIVE
-    return {'vm_state': state, 'system_metadata': metadata}
+    metadata = instance.system_metadata
+    state = instance_obj.ERROR
+    if migration.status == migration_obj.CONFIRMING and (
+            side == 'destination'):
+        state = instance_obj.state_before_move(metadata)
+    return {'vm_state': state,
+            'system_metadata': instance_obj.without_state_before_move(
+                metadata)}
 
 
 def unstarted_moves(ctxt, database, timeout, limit=BATCH):
@@ -228,9 +223,8 @@ def _end_unstarted(conductor, ctxt, database, uuid, timeout):
         return False
     values = {'task_state': None}
     if task == instance_obj.RESIZE_PREP:
-        values['system_metadata'] = {
-            k: v for k, v in (instance.system_metadata or {}).items()
-            if k != OLD_VM_STATE}
+        values['system_metadata'] = instance_obj.without_state_before_move(
+            instance.system_metadata)
     offloaded = instance.vm_state == instance_obj.SHELVED_OFFLOADED
     if offloaded:
         values.update(host=None, node=None)

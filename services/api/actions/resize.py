@@ -56,9 +56,6 @@ MIGRATE_HOST_POLICY = 'os_compute_api:os-migrate-server:migrate:host'
 MIGRATE_HOST_VERSION = (2, 56)
 # NOTE: Nova's check_instance_state of resize and migrate.
 VM_STATES = (inst.ACTIVE, inst.STOPPED)
-# NOTE: kept in system_metadata while the server moves, as Nova does, so
-# that confirm and revert give a stopped server back stopped.
-OLD_VM_STATE = 'old_vm_state'
 
 NOT_RESIZED = 'Instance has not been resized.'
 NO_FLAVOR = 'Unable to locate requested flavor.'
@@ -180,7 +177,7 @@ def _move(req, instance, cell, action, flavor=None, host=None):
     if not instance.host:
         raise errors.Conflict('Instance %s is not ready' % instance.uuid)
     system_metadata = dict(instance.system_metadata or {},
-                           **{OLD_VM_STATE: instance.vm_state})
+                           **{inst.OLD_VM_STATE: instance.vm_state})
     values = {'task_state': inst.RESIZE_PREP,
               'system_metadata': system_metadata}
     checks.begin(req, instance, cell, action, action, values, brief=True)
