@@ -127,6 +127,10 @@ class _Step(object):
         self.instance = None
         self.migration = None
         self.started = None
+        # NOTE: set by a step that deleted the migration consumer's
+        # allocation itself (a confirm), so that :meth:`_abandon` does
+        # not send the DELETE again.
+        self.migration_dropped = False
 
     def _event(self, phase, result=None, tb=None):
         action_event = {'phase': phase, 'event': self.event,
@@ -260,8 +264,9 @@ class _Step(object):
         except Exception:
             LOG.exception('Could not remove the guest of %s from %s',
                           self.uuid, self.host)
-        move_allocations.drop_migration(self.agent.report.client, self.ctxt,
-                                        self.migration_uuid)
+        if not self.migration_dropped:
+            move_allocations.drop_migration(self.agent.report.client,
+                                            self.ctxt, self.migration_uuid)
         self.agent.delete_allocation(self.ctxt, self.uuid)
         self._end_migration()
         hosts = {self.host}
@@ -484,8 +489,8 @@ class ConfirmResize(_SentStep):
         # NOTE: first, so that nothing the step meets afterwards (a
         # failed driver, a deleted server) keeps the source's resources
         # held; placement down is logged and left to the audit.
-        move_allocations.drop_migration(self.agent.report.client, self.ctxt,
-                                        self.migration_uuid)
+        self.migration_dropped = move_allocations.drop_migration(
+            self.agent.report.client, self.ctxt, self.migration_uuid)
         migration = migration_obj.Migration.from_primitive(self.migration)
         with self.notifier.around(self.ctxt, 'resize_confirm',
                                   lambda: self.instance):

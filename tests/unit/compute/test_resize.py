@@ -456,6 +456,32 @@ def test_a_step_after_the_delete_drops_the_move(move, placement):
     assert (_used(agent, SRC), _used(agent, DST)) == (0, 0)
 
 
+def test_a_confirm_after_the_delete_drops_the_migration_once(
+        move, placement, monkeypatch):
+    agent, manager, instance, migration, casts = move()
+    _placed(agent, placement, instance, migration)
+    _run_to_verify(agent, manager, instance, migration, casts)
+    client = agent.report.client
+    deletes = []
+    delete = client.delete_allocations
+
+    def counted(ctxt, consumer, **kwargs):
+        deletes.append(consumer)
+        return delete(ctxt, consumer, **kwargs)
+    monkeypatch.setattr(client, 'delete_allocations', counted)
+    # NOTE: the API claimed the confirm with the server it read; the
+    # server is deleted before the source runs the step.
+    sent = agent.conductor.instance_get(None, instance['uuid'])
+    agent.conductor.migrations[migration]['status'] = 'confirming'
+    agent.conductor.instance_destroy(_ctxt(), instance['uuid'])
+    manager.confirm_resize(
+        _ctxt(), instance['uuid'], migration, host=SRC, instance=sent,
+        migration=dict(agent.conductor.migrations[migration]))
+    assert deletes.count(migration) == 1
+    assert _held(placement, migration) == {}
+    assert instance['uuid'] not in agent.driver.list_guests(SRC)
+
+
 def test_a_prep_after_the_delete_drops_its_claim(move, placement):
     agent, manager, instance, migration, casts = move()
     _placed(agent, placement, instance, migration)
