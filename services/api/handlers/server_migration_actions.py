@@ -10,8 +10,9 @@
   the live migration is aborted and rolled back; from 2.65 also while it
   is still ``queued`` or ``preparing``.
 
-Both are Nova's: admin policies, the lock, the server ACTIVE and
-``migrating`` (409 ``Cannot '<method>' instance...``), the migration
+Both are Nova's: admin policies, the lock, the server ``migrating``
+(force-complete: and ACTIVE; an abort also rolls back the live migration
+of a paused server) (409 ``Cannot '<method>' instance...``), the migration
 one of this server's (404 for the abort, 400 for force-complete, as
 Nova's differ), in a state that allows it (400 ``Migration <id> state of
 instance <uuid> is <state>. Cannot <method> while the migration is in
@@ -63,11 +64,11 @@ def _check_status(migration, instance, allowed, method):
             state=migration.status, method=method)))
 
 
-def _prepare(req, rule, method):
+def _prepare(req, rule, method, vm_states):
     """(instance, cell) of a migrating server the caller may act on."""
     instance, cell = checks.find(req, rule)
     checks.check_locked(util.context(req), instance)
-    checks.check_state(instance, method, (inst.ACTIVE,), (inst.MIGRATING,))
+    checks.check_state(instance, method, vm_states, (inst.MIGRATING,))
     if cell is None:
         raise checks.invalid_state(instance, method, 'vm_state',
                                    instance.vm_state)
@@ -92,7 +93,8 @@ def force_complete(req):
     util.require_version(req, FORCE_COMPLETE_VERSION)
     util.extract_json(req, schemas.FORCE_COMPLETE)
     method = 'force_complete'
-    instance, cell = _prepare(req, FORCE_COMPLETE_POLICY, method)
+    instance, cell = _prepare(req, FORCE_COMPLETE_POLICY, method,
+                              (inst.ACTIVE,))
     migration = _migration(req, cell, instance, errors.BadRequest)
     _check_status(migration, instance, migration_obj.LIVE_RUNNING,
                   'force complete')
@@ -111,11 +113,11 @@ def abort(req):
         server's migration.
     :raises errors.BadRequest: not running (2.65: nor queued or
         preparing).
-    :raises errors.Conflict: locked, or not ACTIVE and migrating.
+    :raises errors.Conflict: locked, or not migrating.
     """
     util.require_version(req, ABORT_VERSION)
     method = 'abort live migration'
-    instance, cell = _prepare(req, ABORT_POLICY, method)
+    instance, cell = _prepare(req, ABORT_POLICY, method, checks.ANY)
     migration = _migration(req, cell, instance, errors.NotFound)
     allowed = (migration_obj.LIVE_ABORTABLE
                if util.at_least(req, ABORT_QUEUED_VERSION)

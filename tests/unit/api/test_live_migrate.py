@@ -239,3 +239,18 @@ def test_migration_actions_need_a_migrating_server(hosts):
         "Cannot 'abort live migration' instance %s while it is in "
         "task_state None" % uuid)
     assert _force(hosts, uuid, migration['id'])[0] == 409
+
+
+def test_the_live_migration_of_a_paused_server_may_be_aborted(hosts):
+    # NOTE: Nova's abort wants only the task; force-complete an ACTIVE
+    # server too.
+    uuid = _server(hosts, vm_state='paused', task_state='migrating')
+    migration = _migration(hosts, uuid)
+    status, data, _r = _force(hosts, uuid, migration['id'])
+    assert status == 409
+    assert data['conflictingRequest']['message'] == (
+        "Cannot 'force_complete' instance %s while it is in vm_state "
+        "paused" % uuid)
+    assert _abort(hosts, uuid, migration['id'])[0] == 202
+    assert hosts.compute.casts == [('live_migration_abort', 'h0', uuid,
+                                    {'migration_uuid': migration['uuid']})]
