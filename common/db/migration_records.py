@@ -24,6 +24,7 @@ from common.objects import flavor as flavor_obj
 from common.objects import migration as migration_obj
 
 _MI = cell_tables.migrations
+_IN = cell_tables.instances
 
 _PLAIN = ('id', 'uuid', 'instance_uuid', 'migration_type', 'status',
           'source_compute', 'source_node', 'dest_compute', 'dest_node',
@@ -303,15 +304,19 @@ class Filters(object):
     """What ``os-migrations`` and ``/servers/{id}/migrations`` filter on.
 
     Every attribute is None when not filtered; ``host`` matches either
-    side, ``changes_since``/``changes_before`` the ``updated_at`` (the
-    creation time of a row never updated).
+    side (and then, as in Nova, ``source_compute`` is not applied),
+    ``changes_since``/``changes_before`` the ``updated_at`` (the
+    creation time of a row never updated). ``of_live_servers`` leaves
+    out the migrations of deleted servers, which Nova's lists never show
+    (its delete soft-deletes them; Berth keeps them for its own moves'
+    cleanup and the archive).
     """
 
     def __init__(self, instance_uuid=None, status=None, host=None,
                  source_compute=None, dest_compute=None, node=None,
                  migration_type=None, changes_since=None,
                  changes_before=None, user_id=None, project_id=None,
-                 statuses=None):
+                 statuses=None, of_live_servers=False):
         self.instance_uuid = instance_uuid
         self.status = status
         self.statuses = statuses
@@ -324,6 +329,7 @@ class Filters(object):
         self.changes_before = changes_before
         self.user_id = user_id
         self.project_id = project_id
+        self.of_live_servers = of_live_servers
 
     def clauses(self):
         """The WHERE clauses of these filters."""
@@ -332,8 +338,12 @@ class Filters(object):
                      'dest_compute', 'migration_type', 'user_id',
                      'project_id'):
             value = getattr(self, name)
-            if value is not None:
+            if value is not None and not (
+                    name == 'source_compute' and self.host is not None):
                 found.append(_MI.c[name] == value)
+        if self.of_live_servers:
+            found.append(sa.exists().where(
+                _IN.c.uuid == _MI.c.instance_uuid, _IN.c.deleted == 0))
         if self.statuses is not None:
             found.append(_MI.c.status.in_(list(self.statuses)))
         if self.host is not None:

@@ -119,7 +119,8 @@ def _filters(req, found):
             if name in found:
                 values[name] = found[name][-1]
     return migration_records.Filters(changes_since=since,
-                                     changes_before=before, **values)
+                                     changes_before=before,
+                                     of_live_servers=True, **values)
 
 
 def _hidden_asked(found):

@@ -31,14 +31,18 @@ def _database(world, cell):
 
 def add_migration(world, cell='cell1', hours=0, updated_hours=None,
                   **values):
-    """A migration row created ``hours`` after DAY; returns it."""
-    fields = dict(instance_uuid=str(uuid.uuid4()), source_compute='h1',
+    """A migration row created ``hours`` after DAY (of a new server of
+    ``cell`` unless ``instance_uuid`` names one); returns it.
+    """
+    fields = dict(source_compute='h1',
                   source_node='n1', dest_compute='h2', dest_node='n2',
                   status=migration_obj.FINISHED, project_id='projA',
                   user_id='alice',
                   old_flavor=flavor_obj.Flavor(flavorid='f1', name='f1'),
                   new_flavor=flavor_obj.Flavor(flavorid='f2', name='f2'))
     fields.update(values)
+    if 'instance_uuid' not in fields:
+        fields['instance_uuid'] = world.add_instance(cell)
     made = migration_records.create_migration(
         context.get_admin_context(), _database(world, cell),
         migration_obj.Migration(**fields))
@@ -176,6 +180,20 @@ def test_instance_uuid_filter(world, five):
     instance = body['migrations'][0]['instance_uuid']
     status, body = _list(world, '?instance_uuid=' + instance)
     assert _names(five, body) == ['m4']
+
+
+def test_the_migrations_of_a_deleted_server_are_not_listed(world, five):
+    # NOTE: Nova's delete soft-deletes a server's migrations.
+    status, body = _list(world, '?status=running')
+    [instance] = [m['instance_uuid'] for m in body['migrations']]
+    table = cell_tables.instances
+    with _database(world, 'cell1').engine().begin() as conn:
+        conn.execute(table.update().where(table.c.uuid == instance).values(
+            deleted=table.c.id))
+    status, body = _list(world)
+    assert _names(five, body) == ['m4', 'm2', 'm1']
+    status, body = _list(world, '?instance_uuid=' + instance)
+    assert body == {'migrations': []}
 
 
 def test_paging_across_cells(world, five):

@@ -227,9 +227,23 @@ def test_list_newest_first_without_hidden(cell, listed):
     (dict(changes_since=datetime.datetime(2026, 3, 2)), ['m2']),
     (dict(changes_since='2026-03-01T04:00:00+02:00'), ['m4', 'm3', 'm2']),
     (dict(host='nowhere'), []),
+    # NOTE: as in Nova, ``host`` wins over ``source_compute``.
+    (dict(host='h1', source_compute='h3'), ['m3', 'm1']),
 ])
 def test_list_filters(cell, listed, filters, expected):
     assert _names(listed, _list(cell, **filters)) == expected
+
+
+def test_list_of_live_servers_leaves_out_those_of_deleted_ones(cell):
+    ctxt = fx.ctxt()
+    kept = instance_records.create_instance(ctxt, cell, fx.instance())
+    gone = instance_records.create_instance(ctxt, cell, fx.instance())
+    mine = _create(cell, instance_uuid=kept.uuid)
+    _create(cell, instance_uuid=gone.uuid)
+    instance_records.destroy_instance(ctxt, cell, gone.uuid)
+    assert len(records.list_migrations(ctxt, cell)) == 2
+    assert _uuids(records.list_migrations(ctxt, cell, records.Filters(
+        of_live_servers=True))) == [mine.uuid]
 
 
 def test_list_pages_with_marker_and_limit(cell, listed):
