@@ -387,21 +387,28 @@ def get_service(ctxt, database, service_id=None, uuid=None, host=None,
                 binary=None):
     """One live service record (by id, uuid, or host and binary), or None.
     """
-    def fetch(ctx):
-        query = sa.select(_SV).where(_SV.c.deleted == 0)
-        if service_id is not None:
-            query = query.where(_SV.c.id == service_id)
-        if uuid is not None:
-            query = query.where(_SV.c.uuid == uuid)
-        if host is not None:
-            query = query.where(_SV.c.host == host)
-        if binary is not None:
-            query = query.where(_SV.c.binary == binary)
-        row = ctx.session.execute(query.limit(1)).first()
-        return None if row is None else _record(row)
     if service_id is None and uuid is None and host is None:
         raise ValueError('get_service needs service_id, uuid or host')
-    return database.reader(fetch)(ctxt)
+    return database.reader(lambda ctx: select_service(
+        ctx, service_id=service_id, uuid=uuid, host=host, binary=binary))(
+        ctxt)
+
+
+def select_service(ctx, service_id=None, uuid=None, host=None, binary=None):
+    """:func:`get_service` within the transaction ``ctx`` (e.g. a check
+    made by the write it guards).
+    """
+    query = sa.select(_SV).where(_SV.c.deleted == 0)
+    if service_id is not None:
+        query = query.where(_SV.c.id == service_id)
+    if uuid is not None:
+        query = query.where(_SV.c.uuid == uuid)
+    if host is not None:
+        query = query.where(_SV.c.host == host)
+    if binary is not None:
+        query = query.where(_SV.c.binary == binary)
+    row = ctx.session.execute(query.limit(1)).first()
+    return None if row is None else _record(row)
 
 
 def update_service(ctxt, database, service_id, values):

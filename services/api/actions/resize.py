@@ -7,9 +7,10 @@
 admin; a target ``host`` from 2.56) are one move to the conductor, as in
 Nova (doc/behaviours.md, "resize and cold migration"). The API checks the
 policy, the lock, the state (ACTIVE or SHUTOFF with no task), the flavor
-(400 unknown, the same one, a smaller disk), the quota (403 for the cores
-and RAM an upsize adds) and a target host (400 unknown, the source, or
-disabled or forced down),
+(400 unknown, the same one, a smaller disk), the server's own compute
+service (409 ``Service is unavailable at this time.`` when it is down,
+as Nova's), the quota (403 for the cores and RAM an upsize adds) and a
+target host (400 unknown, the source, or disabled or forced down),
 computes the new flavor's NUMA request and PCI requests exactly as a boot
 does, then in one write records the action and task ``resize_prep`` and
 *calls* the conductor, which schedules the move: a refusal of the
@@ -21,7 +22,10 @@ VERIFY_RESIZE (vm_state ``resized``, 409 otherwise) with a ``finished``
 migration (400 "Instance has not been resized." otherwise); the
 migration moves to ``confirming`` / ``reverting`` under a guard, so of
 two racing requests one gets the 400; the source compute finishes a
-confirm, the destination a revert (both cast by the API, as in Nova).
+confirm, the destination a revert (both cast by the API, as in Nova). A
+confirm whose source compute service is down is a 409, nothing
+written (as Nova: the confirm could not be asked again once the
+migration left ``finished``).
 """
 
 import logging
@@ -30,6 +34,7 @@ import oslo_messaging as messaging
 
 from common.db import api as db_api
 from common.db import boot_records
+from common.db import compute_records
 from common.db import instance_records
 from common.db import migration_records
 from common import exception
@@ -65,6 +70,25 @@ DISK_DOWN = ('Server disk was unable to be resized because: Unable to '
 ZERO_DISK = ('Server disk was unable to be resized because: Resize to '
              'zero disk flavor is not allowed.')
 SAME_HOST = 'Cannot migrate to the host where the server exists.'
+SERVICE_UNAVAILABLE = 'Service is unavailable at this time.'
+
+
+class _SourceDown(Exception):
+    """The compute that would end a confirm is down (the claim's
+    transaction is rolled back).
+    """
+
+
+def _check_host_up(ctxt, instance, cell):
+    """Nova's ``check_instance_host(check_is_up=True)``: 409 when the
+    server has no host, or its compute service is down (forced down or
+    silent: it could not take the move).
+    """
+    if not instance.host:
+        raise errors.Conflict('Instance %s is not ready' % instance.uuid)
+    service = cell_hosts.compute_service(ctxt, instance.host, cell)
+    if service is None or not cell_hosts.is_up(service):
+        raise errors.Conflict(SERVICE_UNAVAILABLE)
 
 
 def _new_flavor(ctxt, flavor_ref, instance):
@@ -174,8 +198,6 @@ def _move(req, instance, cell, action, flavor=None, host=None):
     if flavor is not None:
         numa, pci = _requests(conf, instance, flavor)
         new_flavor = flavor_records.to_object(flavor).to_primitive()
-    if not instance.host:
-        raise errors.Conflict('Instance %s is not ready' % instance.uuid)
     system_metadata = dict(instance.system_metadata or {},
                            **{inst.OLD_VM_STATE: instance.vm_state})
     values = {'task_state': inst.RESIZE_PREP,
@@ -218,6 +240,7 @@ def resize(req, value):
     ctxt = util.context(req)
     checks.check_locked(ctxt, instance)
     checks.check_state(instance, 'resize', VM_STATES)
+    _check_host_up(ctxt, instance, cell)
     flavor = _new_flavor(ctxt, value['flavorRef'], instance)
     _check_quota(ctxt, util.conf(req), instance, flavor)
     return _move(req, instance, cell, 'resize', flavor=flavor)
@@ -241,6 +264,7 @@ def migrate(req, value):
         checks.find(req, MIGRATE_HOST_POLICY)
     checks.check_locked(ctxt, instance)
     checks.check_state(instance, 'migrate', VM_STATES)
+    _check_host_up(ctxt, instance, cell)
     if host is not None:
         _target_host(ctxt, instance, host)
     return _move(req, instance, cell, 'migrate', host=host)
@@ -250,12 +274,14 @@ def migrate(req, value):
 CONFIRMABLE_TYPES = (migration_obj.RESIZE, migration_obj.MIGRATION)
 
 
-def _begin_end(req, instance, cell, key, status, values):
+def _begin_end(req, instance, cell, key, status, values,
+               source_up=False):
     """Claim the server's finished resize or migration (moved to
     ``status``) and begin action ``key`` with the instance's ``values``,
     in one transaction: 400 when it has no finished migration (never
     resized, or another confirm or revert won), 409 when the task state
-    moved; either way nothing is written.
+    moved or (``source_up``) the migration's source compute service is
+    down; either way nothing is written.
 
     :returns: the claimed Migration.
     """
@@ -264,15 +290,27 @@ def _begin_end(req, instance, cell, key, status, values):
     claimed = []
 
     def first(ctx):
+        migration = claim(ctx)
+        if source_up and not _up(ctx, migration.source_compute):
+            raise _SourceDown()
         # NOTE: the last one: a transaction may run again (a deadlock).
-        claimed.append(claim(ctx))
+        claimed.append(migration)
     try:
         checks.begin(req, instance, cell, key, key, values, first=first,
                      brief=True)
     except (exception.UnexpectedMigrationStatusError,
             exception.MigrationNotFound):
         raise errors.BadRequest(NOT_RESIZED)
+    except _SourceDown:
+        raise errors.Conflict(SERVICE_UNAVAILABLE)
     return claimed[-1]
+
+
+def _up(ctx, host):
+    """True when ``host``'s compute service (read in ``ctx``) is up."""
+    service = compute_records.select_service(
+        ctx, host=host, binary=cell_hosts.COMPUTE_BINARY)
+    return service is not None and cell_hosts.is_up(service)
 
 
 def _unclaim(ctxt, cell, instance, migration, status, values):
@@ -333,7 +371,8 @@ def _end_resize(req, value, key, policy, method, status, values, rpc,
     ctxt = util.context(req)
     checks.check_locked(ctxt, instance)
     checks.check_state(instance, key, (inst.RESIZED,))
-    migration = _begin_end(req, instance, cell, key, status, values)
+    migration = _begin_end(req, instance, cell, key, status, values,
+                           source_up=rpc == 'confirm_resize')
     try:
         _send_end(ctxt, cell, rpc, instance, migration)
     except Exception as exc:

@@ -210,6 +210,47 @@ def test_confirm_needs_verify_resize_and_a_finished_migration(world):
     assert status == 400
 
 
+def _force_down(world, host):
+    services = cell_tables.services
+    with cells.get_cell_database(world.urls['cell1']).engine().begin() as c:
+        c.execute(services.update().where(services.c.host == host).values(
+            forced_down=True))
+
+
+def _actions(world, server):
+    listed = world.client.get(
+        V + '/servers/%s/os-instance-actions' % server)[1]
+    return [a['action'] for a in listed['instanceActions']]
+
+
+def test_a_server_whose_compute_is_down_is_not_moved(world):
+    # NOTE: Nova's check_instance_host(check_is_up=True) on resize (and
+    # so migrate): its compute would never take the move.
+    flavor = helpers.make_flavor(world.client, name='big', vcpus=2)
+    server = _server(world)
+    _force_down(world, 'src')
+    for body in ({'resize': {'flavorRef': flavor}}, {'migrate': None}):
+        status, data, _r = _action(world, server, body)
+        assert (status, _message(data)) == (
+            409, 'Service is unavailable at this time.'), body
+    assert getattr(world.conductor, 'moves', []) == []
+    assert _show(world, server)['status'] == 'ACTIVE'
+    assert _actions(world, server) == []
+
+
+def test_a_confirm_whose_source_is_down_is_refused_and_can_come_again(
+        world):
+    resized = _server(world, vm_state='resized')
+    migration = _finished(world, resized)
+    _force_down(world, 'src')
+    status, body, _r = _action(world, resized, {'confirmResize': None})
+    assert (status, _message(body)) == (
+        409, 'Service is unavailable at this time.')
+    assert _migration_status(world, migration) == 'finished'
+    assert getattr(world.compute, 'confirms', []) == []
+    assert _actions(world, resized) == []
+
+
 @pytest.mark.parametrize('migration_type', ['resize', 'migration'])
 def test_a_confirm_goes_straight_to_the_source(world, migration_type):
     # NOTE: as claimed (the source need not read them); a resize's flavor
