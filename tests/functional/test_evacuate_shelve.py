@@ -285,11 +285,12 @@ def test_unshelve_at_2_91_to_a_named_host(cloud, boot_args):
     status, body = moves.action(cloud, server, {'unshelve': {
         'host': HOSTS[3]}}, version='2.90')
     assert status == 400, body
-    # The server's zone (the default one) still binds the host.
+    # The server's zone (the default one) still binds the host (a 409,
+    # as Nova's UnshelveHostNotInAZ).
     status, body = moves.action(cloud, server, {'unshelve': {
         'host': HOSTS[2]}}, version='2.91')
-    assert status == 400, body
-    assert body['badRequest']['message'] == (
+    assert status == 409, body
+    assert body['conflictingRequest']['message'] == (
         'Host "%s" is not in the availability zone "nova".' % HOSTS[2])
     status, body = moves.action(cloud, server, {'unshelve': {
         'host': HOSTS[3]}}, version='2.91')

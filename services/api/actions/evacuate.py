@@ -8,11 +8,16 @@ a failed host on another one. As Nova's API:
 
 * the body at the request's microversion: ``onSharedStorage`` required
   below 2.14, ``force`` from 2.29 to 2.67 (a forced host skips the
-  scheduler), ``host`` optional (the scheduler chooses);
+  scheduler; forcing without a host is a 400 ``Can't force to a
+  non-provided destination``), ``host`` optional (the scheduler chooses);
 * a named host must be a compute service (404 ``Compute host <h> not
   found.``) and not the server's own (400 ``The target host can't be the
   same one.``);
-* the server ACTIVE, SHUTOFF or ERROR with no task (409 otherwise);
+* the server ACTIVE, SHUTOFF or ERROR (409 otherwise), in any task: a
+  host that died mid-operation leaves its servers in one; but not while
+  it is being rebuilt or evacuated already (409; Nova accepts that too,
+  and a second evacuation on top of one under way would leave a guest
+  and its claim behind);
 * the source host's compute service down or forced down, else 400
   ``Compute service of <host> is still in use.`` (Nova's
   ComputeServiceInUse, a bad request there too);
@@ -33,17 +38,22 @@ from common.db import migration_records
 from common.objects import instance as inst
 from common.objects import migration as migration_obj
 from services.api.actions import checks
+from services.api.actions import live_migrate
 from services.api import boot
 from services.api import cell_hosts
 from services.api import errors
 from services.api.handlers import servers
 from services.api.schemas import server_actions as schemas
+from services.api.schemas import types
 from services.api import util
 
 LOG = logging.getLogger(__name__)
 
 POLICY = 'os_compute_api:os-evacuate'
 VM_STATES = (inst.ACTIVE, inst.STOPPED, inst.ERROR)
+# NOTE: the tasks of an evacuation (or rebuild) under way.
+REBUILD_TASK_STATES = (inst.REBUILDING, inst.REBUILD_BLOCK_DEVICE_MAPPING,
+                       inst.REBUILD_SPAWNING)
 
 NO_SHARED_STORAGE_VERSION = (2, 14)
 FORCE_VERSION = (2, 29)
@@ -104,12 +114,13 @@ def _migration(instance, host):
         user_id=instance.user_id)
 
 
-def _undo(ctxt, database, uuid, migration):
-    """Put the server back when the evacuation could not be handed over.
+def _undo(ctxt, database, uuid, task_state, migration):
+    """Put the server back (in ``task_state``, the one it was evacuated
+    from) when the evacuation could not be handed over.
     """
     try:
         instance_records.update_instance(
-            ctxt, database, uuid, {'task_state': None},
+            ctxt, database, uuid, {'task_state': task_state},
             expected_task_state=[inst.REBUILDING], brief=True)
         if migration is not None:
             migration_records.update_migration(
@@ -130,11 +141,24 @@ def _password(req, data):
         conf.password_length)
 
 
+def _force(req, data, host):
+    """Whether the named host is forced (2.29 to 2.67).
+
+    :raises errors.BadRequest: forced without a host (Nova's message).
+    """
+    if not util.at_least(req, FORCE_VERSION):
+        return False
+    force = types.to_bool(data.get('force', False))
+    if force and not host:
+        raise errors.BadRequest(live_migrate.NO_FORCED_HOST)
+    return force
+
+
 def evacuate(req, value):
     """``evacuate``: see the module doc.
 
-    :raises errors.BadRequest: a bad body, the server's own host, or a
-        source host still up.
+    :raises errors.BadRequest: a bad body, force without a host, the
+        server's own host, or a source host still up.
     :raises errors.NotFound: no such host.
     :raises errors.Conflict: a state Nova does not evacuate from.
     :raises errors.ServiceUnavailable: the conductor could not be told
@@ -144,23 +168,29 @@ def evacuate(req, value):
     data = value
     instance, cell = checks.find(req, POLICY)
     ctxt = util.context(req)
+    host = data.get('host')
+    force = _force(req, data, host)
     if data.get('onSharedStorage') in (True, 'True', 'true', 'TRUE', '1',
                                        'on', 'On', 'ON', 'yes', 'Yes',
                                        'YES') and data.get('adminPass'):
         raise errors.BadRequest(PASSWORD_ON_SHARED)
-    host = data.get('host')
     _check_target(ctxt, instance, host)
     checks.check_locked(ctxt, instance)
-    checks.check_state(instance, 'evacuate', VM_STATES)
+    if instance.task_state in REBUILD_TASK_STATES:
+        raise checks.invalid_state(instance, 'evacuate', 'task_state',
+                                   instance.task_state)
+    checks.check_state(instance, 'evacuate', VM_STATES,
+                       task_states=checks.ANY)
     _check_source_down(ctxt, instance, cell)
-    force = str(data.get('force', False)).lower() in (
-        'true', '1', 'on', 'yes') and host is not None
     # NOTE: a stopped server comes back stopped, as Nova's rebuild keeps
     # its original state; from 2.95 every evacuated server does.
     target_state = (inst.STOPPED if util.at_least(req, STOPPED_VERSION) or
                     instance.vm_state == inst.STOPPED else None)
+    # NOTE: guarded on the task state read, so that a request that
+    # changed it meanwhile (another evacuation, say) still makes a 409.
     checks.begin(req, instance, cell, 'evacuate', 'evacuate',
-                 {'task_state': inst.REBUILDING})
+                 {'task_state': inst.REBUILDING},
+                 expected_task_state=[instance.task_state])
     database = cell_hosts.database(cell)
     migration = None
     try:
@@ -171,7 +201,8 @@ def evacuate(req, value):
             migration_uuid=migration.uuid, host=host, force=force,
             target_state=target_state)
     except Exception as exc:
-        _undo(ctxt, database, instance.uuid, migration)
+        _undo(ctxt, database, instance.uuid, instance.task_state,
+              migration)
         LOG.exception('Could not start the evacuation of %s',
                       instance.uuid)
         raise errors.ServiceUnavailable('The evacuation of %s could not be '

@@ -253,11 +253,12 @@ def migrate(req, value):
         server's own or one whose compute service is disabled or forced
         down, or no valid host.
     """
-    schema = (schemas.MIGRATE_V256
-              if util.at_least(req, MIGRATE_HOST_VERSION) else
-              schemas.MIGRATE)
-    util.validate({'migrate': value}, schema)
-    host = (value or {}).get('host')
+    with_host = util.at_least(req, MIGRATE_HOST_VERSION)
+    util.validate({'migrate': value},
+                  schemas.MIGRATE_V256 if with_host else schemas.MIGRATE)
+    # NOTE: below 2.56 the body is not read (Nova's): a host named there
+    # is ignored.
+    host = (value or {}).get('host') if with_host else None
     instance, cell = checks.find(req, MIGRATE_POLICY)
     ctxt = util.context(req)
     if host is not None:

@@ -53,8 +53,14 @@ UNSHELVE_VM_STATES = (inst.SHELVED, inst.SHELVED_OFFLOADED)
 AZ_VERSION = (2, 77)
 HOST_VERSION = (2, 91)
 
+# NOTE: Nova validates none of these bodies (unshelve's only from 2.77):
+# Tempest's ``{}`` and any other value are as null.
+SHELVE_SCHEMA = schemas.any_argument('shelve')
+OFFLOAD_SCHEMA = schemas.any_argument('shelveOffload')
+UNSHELVE_SCHEMA = schemas.any_argument('unshelve')
+
 NOT_OFFLOADED = ('Specifying an availability zone or a host when unshelving '
-                 'server %s with status %s is not supported. The server '
+                 'server "%s" with status "%s" is not supported. The server '
                  'status must be SHELVED_OFFLOADED.')
 ZONE_NOT_AVAILABLE = 'The requested availability zone is not available'
 HOST_NOT_FOUND = 'Compute host %s could not be found.'
@@ -98,7 +104,7 @@ def shelve(req, value):
     :raises errors.Conflict: locked (non-admins), or a state Nova does
         not shelve from.
     """
-    util.validate({'shelve': value}, schemas.no_argument('shelve'))
+    util.validate({'shelve': value}, SHELVE_SCHEMA)
     instance, cell = checks.find(req, SHELVE_RULE)
     checks.check_locked(util.context(req), instance)
     checks.check_state(instance, 'shelve', SHELVE_VM_STATES)
@@ -111,8 +117,7 @@ def shelve_offload(req, value):
 
     :raises errors.Conflict: locked, or not SHELVED with no task.
     """
-    util.validate({'shelveOffload': value},
-                  schemas.no_argument('shelveOffload'))
+    util.validate({'shelveOffload': value}, OFFLOAD_SCHEMA)
     instance, cell = checks.find(req, OFFLOAD_RULE)
     checks.check_locked(util.context(req), instance)
     checks.check_state(instance, 'shelveOffload', OFFLOAD_VM_STATES)
@@ -125,7 +130,7 @@ def _schema(req):
         return schemas.UNSHELVE_V291
     if util.at_least(req, AZ_VERSION):
         return schemas.UNSHELVE_V277
-    return schemas.no_argument('unshelve')
+    return UNSHELVE_SCHEMA
 
 
 def _zones_of(ctxt, conf, host):
@@ -156,37 +161,55 @@ def _pinned_zone(ctxt, instance):
     return spec.availability_zone
 
 
+def _check_zone(req, zone):
+    """400 for a named zone without an enabled compute service."""
+    if zone is not None and zone not in _available_zones(util.context(req),
+                                                         util.conf(req)):
+        raise errors.BadRequest(ZONE_NOT_AVAILABLE)
+
+
+def _check_host(req, instance, host, zone_given, zone):
+    """The admin policy, then the host's existence, then its zone.
+
+    :raises errors.Forbidden: without ``unshelve_to_host``.
+    :raises errors.BadRequest: no compute service on ``host``.
+    :raises errors.Conflict: ``host`` outside the zone (Nova's
+        UnshelveHostNotInAZ is one of its conflicts).
+    """
+    policies.authorize(req, UNSHELVE_HOST_RULE)
+    ctxt = util.context(req)
+    if cell_hosts.compute_service(ctxt, host) is None:
+        raise errors.BadRequest(HOST_NOT_FOUND % host)
+    # NOTE: without a zone in the body the server's own pinned zone
+    # still binds the host (Nova's rule); ``null`` lifts it.
+    wanted = zone if zone_given else _pinned_zone(ctxt, instance)
+    if wanted is not None and wanted not in _zones_of(ctxt, util.conf(req),
+                                                      host):
+        raise errors.Conflict(HOST_NOT_IN_ZONE % (host, wanted))
+
+
 def _check_target(req, instance, data):
-    """Nova's checks of an unshelve's ``availability_zone`` and ``host``.
+    """Nova's checks of an unshelve's ``availability_zone`` and ``host``,
+    in Nova's order (so a member naming a host for a server only SHELVED
+    learns of the state, not of the policy).
 
     :returns: (zone given?, the zone or None, the host or None).
+    :raises errors.Conflict: a zone or host for a server not offloaded,
+        or a host outside the zone.
+    :raises errors.BadRequest: an unavailable zone or an unknown host.
     :raises errors.Forbidden: ``host`` without the admin policy.
-    :raises errors.Conflict: a zone or host for a server not offloaded.
-    :raises errors.BadRequest: an unknown host, an unavailable zone, a
-        host outside the zone.
     """
     data = data or {}
     zone_given = 'availability_zone' in data
     zone, host = data.get('availability_zone'), data.get('host')
-    if host is not None:
-        policies.authorize(req, UNSHELVE_HOST_RULE)
     if not zone_given and host is None:
         return False, None, None
     if instance.vm_state != inst.SHELVED_OFFLOADED:
-        raise errors.Conflict(NOT_OFFLOADED % (
-            instance.uuid, inst.status_from_state(instance.vm_state)))
-    ctxt = util.context(req)
-    conf = util.conf(req)
-    if zone is not None and zone not in _available_zones(ctxt, conf):
-        raise errors.BadRequest(ZONE_NOT_AVAILABLE)
+        raise errors.Conflict(NOT_OFFLOADED % (instance.uuid,
+                                               instance.vm_state))
+    _check_zone(req, zone)
     if host is not None:
-        if cell_hosts.compute_service(ctxt, host) is None:
-            raise errors.BadRequest(HOST_NOT_FOUND % host)
-        # NOTE: without a zone in the body the server's own pinned zone
-        # still binds the host (Nova's rule); ``null`` lifts it.
-        wanted = zone if zone_given else _pinned_zone(ctxt, instance)
-        if wanted is not None and wanted not in _zones_of(ctxt, conf, host):
-            raise errors.BadRequest(HOST_NOT_IN_ZONE % (host, wanted))
+        _check_host(req, instance, host, zone_given, zone)
     return zone_given, zone, host
 
 
@@ -194,8 +217,10 @@ def unshelve(req, value):
     """``unshelve``: see the module doc.
 
     :raises errors.BadRequest: a bad body, zone or host.
-    :raises errors.Conflict: locked (non-admins), not shelved, or a zone
-        or host for a server that is not offloaded.
+    :raises errors.Forbidden: a host without ``unshelve_to_host``.
+    :raises errors.Conflict: locked (non-admins), not shelved, a zone
+        or host for a server that is not offloaded, or a host outside
+        the zone.
     :raises errors.ServiceUnavailable: the conductor could not be told
         (the task state is put back).
     """
@@ -204,7 +229,9 @@ def unshelve(req, value):
     ctxt = util.context(req)
     checks.check_locked(ctxt, instance)
     checks.check_state(instance, 'unshelve', UNSHELVE_VM_STATES)
-    zone_given, zone, host = _check_target(req, instance, value)
+    # NOTE: below 2.77 the body is not read at all (Nova's).
+    zone_given, zone, host = _check_target(
+        req, instance, value if util.at_least(req, AZ_VERSION) else None)
     checks.begin(req, instance, cell, 'unshelve', 'unshelve',
                  {'task_state': inst.UNSHELVING})
     try:

@@ -14,10 +14,11 @@ Nova's schemas have them at each microversion.
 
 import copy
 
+from services.api.schemas import server_actions
 from services.api.schemas import types
 
-HOST = {'type': ['string', 'null'], 'maxLength': 255,
-        'pattern': '^[a-zA-Z0-9-_.:]*$'}
+# Nova's host name (1-255 of letters, digits, '-', '.', '_') or null.
+HOST = dict(server_actions.HOSTNAME, type=['string', 'null'])
 BLOCK_MIGRATION_AUTO = {'oneOf': [types.BOOLEAN,
                                   {'type': 'string', 'enum': ['auto']}]}
 

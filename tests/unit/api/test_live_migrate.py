@@ -90,7 +90,14 @@ def test_a_named_host_is_forced_as_nova_forces_it(hosts, version, body,
     ('2.30', {'host': None, 'block_migration': 'auto', 'force': True},
      "Can't force to a non-provided destination"),
     ('2.79', {'block_migration': 'auto'}, "'host' is a required property"),
-    ('2.79', {'host': 'bad host!', 'block_migration': 'auto'}, 'host')])
+    ('2.79', {'host': 'bad host!', 'block_migration': 'auto'}, 'host'),
+    # Nova's host name: 1-255 letters, digits, '-', '.' and '_'.
+    ('2.25', {'host': '', 'block_migration': 'auto'},
+     'os-migrateLive/host. Value: . '),
+    ('2.25', {'host': 'h1:node', 'block_migration': 'auto'},
+     'os-migrateLive/host. Value: h1:node.'),
+    ('2.1', {'host': 'h' * 256, 'block_migration': False,
+             'disk_over_commit': False}, 'is too long')])
 def test_bodies_are_nova_s_at_each_microversion(hosts, version, body,
                                                 message):
     uuid = _server(hosts)

@@ -6,7 +6,10 @@
 import pytest
 
 from common.db import cell_tables
+from common.db import instance_records
+from services.api.actions import evacuate
 from services.api import boot
+from services.api import cell_hosts
 from tests.unit.api.helpers import V
 
 MEMBER = 'alice:projA'
@@ -134,12 +137,53 @@ def test_unshelve_needs_a_shelved_server(world, conductor):
     assert conductor.casts == []
 
 
-def test_unshelve_zone_needs_2_77(world, conductor):
+@pytest.mark.parametrize('value', [{}, {'availability_zone': 'nowhere'},
+                                   'anything'])
+def test_unshelve_ignores_its_body_below_2_77(world, conductor, value):
+    # NOTE: Nova validates no unshelve body before 2.77 (Tempest sends
+    # {}); the zone is then not read either.
     server = world.add_instance('cell1', vm_state='shelved_offloaded')
-    status, _body, _ = _action(world, server, {'unshelve': {
-        'availability_zone': 'nova'}}, version='2.76')
-    assert status == 400
-    assert conductor.casts == []
+    status, body, _ = _action(world, server, {'unshelve': value},
+                              version='2.76')
+    assert (status, body) == (202, None)
+    assert conductor.casts == [('unshelve_instance', {
+        'instance_uuid': server, 'zone_given': False,
+        'availability_zone': None, 'host': None})]
+
+
+@pytest.mark.parametrize('version,status', [('2.77', 400), ('2.91', 202)])
+def test_an_empty_unshelve_object_from_2_77(world, conductor, version,
+                                            status):
+    # NOTE: 2.77 requires the zone in an object; 2.91 requires nothing.
+    server = world.add_instance('cell1', vm_state='shelved_offloaded')
+    got, body, _ = _action(world, server, {'unshelve': {}},
+                           version=version)
+    assert got == status, body
+    if status == 202:
+        assert conductor.casts[-1][1]['zone_given'] is False
+
+
+@pytest.mark.parametrize('action,vm_state,task', [
+    ('shelve', 'active', 'shelving'),
+    ('shelveOffload', 'shelved', 'shelving_offloading'),
+    ('unshelve', 'shelved', 'unshelving')])
+@pytest.mark.parametrize('value', [{}, 'anything'])
+def test_shelve_bodies_are_not_validated(world, conductor, action,
+                                         vm_state, task, value):
+    world.add_host('c1')
+    server = world.add_instance('cell1', host='c1', vm_state=vm_state)
+    status, body, _ = _action(world, server, {action: value},
+                              version='2.1')
+    assert (status, body) == (202, None)
+    assert _state(world, server) == (vm_state, task)
+
+
+def test_an_empty_shelve_body_still_checks_the_state(world):
+    server = world.add_instance('cell1', host='c1', vm_state='shelved')
+    status, body, _ = _action(world, server, {'shelve': {}})
+    assert status == 409
+    assert _message(body) == ("Cannot 'shelve' instance %s while it is in "
+                              "vm_state shelved" % server)
 
 
 def test_unshelve_into_an_available_zone(world, conductor):
@@ -165,9 +209,24 @@ def test_a_zone_for_a_server_not_offloaded_is_a_409(world, conductor):
     assert status == 409
     assert _message(body) == (
         'Specifying an availability zone or a host when unshelving server '
-        '%s with status SHELVED is not supported. The server status must '
-        'be SHELVED_OFFLOADED.' % server)
+        '"%s" with status "shelved" is not supported. The server status '
+        'must be SHELVED_OFFLOADED.' % server)
     assert _state(world, server) == ('shelved', None)
+
+
+def test_a_member_naming_a_host_for_a_shelved_server_gets_the_409(
+        world, conductor):
+    # NOTE: Nova checks the state before the unshelve_to_host policy.
+    world.add_host('c1')
+    server = world.add_instance('cell1', host='c1', vm_state='shelved',
+                                project_id='projA')
+    status, body, _ = _action(world, server, {'unshelve': {'host': 'c1'}},
+                              version='2.91', token=MEMBER)
+    assert status == 409, body
+    assert _message(body).startswith(
+        'Specifying an availability zone or a host when unshelving server '
+        '"%s" with status "shelved"' % server)
+    assert conductor.casts == []
 
 
 def test_a_failed_unshelve_cast_puts_the_task_back(world, conductor):
@@ -272,6 +331,91 @@ def test_evacuate_bodies_follow_the_microversion(world, conductor):
     assert conductor.casts[-1][1]['force'] is True
 
 
+@pytest.mark.parametrize('version,body', [
+    ('2.29', {'force': True}),
+    ('2.67', {'force': 'yes', 'adminPass': 'x'}),
+])
+def test_forcing_an_evacuation_without_a_host_is_a_400(world, conductor,
+                                                       version, body):
+    world.add_host('c1', forced_down=True)
+    server = world.add_instance('cell1', host='c1')
+    status, reply, _ = _action(world, server, {'evacuate': body},
+                               version=version)
+    assert (status, _message(reply)) == (
+        400, "Can't force to a non-provided destination")
+    assert _state(world, server) == ('active', None)
+    assert _migrations(world, server) == []
+    assert conductor.casts == []
+    # not forced, the scheduler chooses
+    status, reply, _ = _action(world, server, {'evacuate': {
+        'force': False}}, version=version)
+    assert (status, reply) == (200, None)
+    assert conductor.casts[-1][1]['force'] is False
+
+
+@pytest.mark.parametrize('vm_state,task_state', [
+    ('active', 'rebooting'),
+    ('active', 'migrating'),
+    ('stopped', 'powering-on'),
+    ('error', 'spawning'),
+])
+def test_evacuate_whatever_the_task_state(world, conductor, vm_state,
+                                          task_state):
+    # NOTE: a host that died mid-operation leaves its servers in a task.
+    world.add_host('c1', forced_down=True)
+    server = world.add_instance('cell1', host='c1', vm_state=vm_state,
+                                task_state=task_state)
+    status, body, _ = _action(world, server, {'evacuate': {}})
+    assert (status, body) == (200, None)
+    assert _state(world, server) == (vm_state, 'rebuilding')
+    assert _actions(world, server) == ['evacuate']
+    assert [m['status'] for m in _migrations(world, server)] == [
+        'accepted']
+
+
+@pytest.mark.parametrize('task_state', ['rebuilding', 'rebuild_spawning'])
+def test_no_evacuation_on_top_of_one_under_way(world, conductor,
+                                               task_state):
+    world.add_host('c1', forced_down=True)
+    server = world.add_instance('cell1', host='c1', task_state=task_state)
+    status, body, _ = _action(world, server, {'evacuate': {}})
+    assert status == 409
+    assert body['conflictingRequest']['message'] == (
+        "Cannot 'evacuate' instance %s while it is in task_state %s"
+        % (server, task_state))
+    assert _migrations(world, server) == []
+
+
+def test_a_task_changed_meanwhile_still_stops_an_evacuation(
+        world, conductor, monkeypatch):
+    world.add_host('c1', forced_down=True)
+    server = world.add_instance('cell1', host='c1', task_state='migrating')
+    checked = evacuate._check_source_down
+
+    def racing(ctxt, instance, cell):
+        checked(ctxt, instance, cell)
+        instance_records.update_instance(
+            ctxt, cell_hosts.database(cell), instance.uuid,
+            {'task_state': 'deleting'})
+    monkeypatch.setattr(evacuate, '_check_source_down', racing)
+    status, body, _ = _action(world, server, {'evacuate': {}})
+    assert status == 409
+    assert _message(body) == ("Cannot 'evacuate' instance %s while it is "
+                              "in task_state deleting" % server)
+    assert _state(world, server) == ('active', 'deleting')
+    assert _migrations(world, server) == []
+    assert conductor.casts == []
+
+
+def test_a_failed_evacuate_cast_puts_the_task_back(world, conductor):
+    conductor.fail = True
+    world.add_host('c1', forced_down=True)
+    server = world.add_instance('cell1', host='c1', task_state='migrating')
+    status, _body, _ = _action(world, server, {'evacuate': {}})
+    assert status == 503
+    assert _state(world, server) == ('active', 'migrating')
+
+
 def test_a_failed_evacuate_cast_undoes_everything(world, conductor):
     conductor.fail = True
     world.add_host('c1', forced_down=True)
@@ -320,13 +464,34 @@ def test_a_null_zone_unpins_from_2_91(world, conductor):
     assert conductor.casts[-1][1]['availability_zone'] is None
 
 
-def test_a_host_outside_the_requested_zone_is_a_400(world, conductor):
+def test_an_unavailable_zone_with_a_host_is_a_400(world, conductor):
     world.add_host('c1')
     server = world.add_instance('cell1', vm_state='shelved_offloaded')
     status, reply, _ = _action(world, server, {'unshelve': {
         'host': 'c1', 'availability_zone': 'other'}}, version='2.91')
-    assert status == 400
+    assert (status, _message(reply)) == (
+        400, 'The requested availability zone is not available')
     assert conductor.casts == []
+
+
+def test_a_host_outside_the_requested_zone_is_a_409(world, conductor):
+    # NOTE: Nova's UnshelveHostNotInAZ is one of its conflicts.
+    world.add_host('c1')
+    world.add_host('c2')
+    status, agg, _ = world.client.post(V + '/os-aggregates', {
+        'aggregate': {'name': 'rack2', 'availability_zone': 'az2'}})
+    assert status == 200, agg
+    status, reply, _ = world.client.post(
+        V + '/os-aggregates/%s/action' % agg['aggregate']['id'],
+        {'add_host': {'host': 'c2'}})
+    assert status == 200, reply
+    server = world.add_instance('cell1', vm_state='shelved_offloaded')
+    status, reply, _ = _action(world, server, {'unshelve': {
+        'host': 'c1', 'availability_zone': 'az2'}}, version='2.91')
+    assert (status, _message(reply)) == (
+        409, 'Host "c1" is not in the availability zone "az2".')
+    assert conductor.casts == []
+    assert _state(world, server) == ('shelved_offloaded', None)
 
 
 @pytest.mark.parametrize('vm_state,version,target', [
