@@ -7,12 +7,13 @@
 admin; a target ``host`` from 2.56) are one move to the conductor, as in
 Nova (doc/behaviours.md, "resize and cold migration"). The API checks the
 policy, the lock, the state (ACTIVE or SHUTOFF with no task), the flavor
-(400 unknown, the same one, a smaller disk), the server's own compute
-service (409 ``Service is unavailable at this time.`` when it is down,
-as Nova's), the quota (403 for the cores and RAM an upsize adds) and a
-target host (400 unknown, the source, or disabled or forced down),
-computes the new flavor's NUMA request and PCI requests exactly as a boot
-does, then in one write records the action and task ``resize_prep`` and
+(400 unknown, the same one, a smaller disk), the quota (403 for the
+cores and RAM an upsize adds) and a target host (400 unknown, the
+source, or disabled or forced down), computes the new flavor's NUMA
+request and PCI requests exactly as a boot does, then in one write
+checks that the server's own compute service is up (409 ``Service is
+unavailable at this time.`` otherwise, nothing written, as Nova's),
+records the action and task ``resize_prep`` and
 *calls* the conductor, which schedules the move: a refusal of the
 scheduler comes back as Nova's 400 "No valid host was found", the server
 back as it was. 202 once the destination is chosen.
@@ -73,22 +74,23 @@ SAME_HOST = 'Cannot migrate to the host where the server exists.'
 SERVICE_UNAVAILABLE = 'Service is unavailable at this time.'
 
 
-class _SourceDown(Exception):
-    """The compute that would end a confirm is down (the claim's
-    transaction is rolled back).
+class _ComputeDown(Exception):
+    """The compute that would take the move, or end a confirm, is down
+    (the transaction that found it is rolled back).
     """
 
 
-def _check_host_up(ctxt, instance, cell):
-    """Nova's ``check_instance_host(check_is_up=True)``: 409 when the
-    server has no host, or its compute service is down (forced down or
-    silent: it could not take the move).
+def _up(ctx, host):
+    """True when ``host``'s compute service (read in ``ctx``) is up.
+
+    NOTE: read by the write it guards (one transaction, no read of its
+    own), as Nova's ``check_instance_host(check_is_up=True)`` and its
+    confirm's check of the source: a service forced down or silent for
+    ``service_down_time`` could not take the move.
     """
-    if not instance.host:
-        raise errors.Conflict('Instance %s is not ready' % instance.uuid)
-    service = cell_hosts.compute_service(ctxt, instance.host, cell)
-    if service is None or not cell_hosts.is_up(service):
-        raise errors.Conflict(SERVICE_UNAVAILABLE)
+    service = compute_records.select_service(
+        ctx, host=host, binary=cell_hosts.COMPUTE_BINARY)
+    return service is not None and cell_hosts.is_up(service)
 
 
 def _new_flavor(ctxt, flavor_ref, instance):
@@ -198,11 +200,21 @@ def _move(req, instance, cell, action, flavor=None, host=None):
     if flavor is not None:
         numa, pci = _requests(conf, instance, flavor)
         new_flavor = flavor_records.to_object(flavor).to_primitive()
+    if not instance.host:
+        raise errors.Conflict('Instance %s is not ready' % instance.uuid)
     system_metadata = dict(instance.system_metadata or {},
                            **{inst.OLD_VM_STATE: instance.vm_state})
     values = {'task_state': inst.RESIZE_PREP,
               'system_metadata': system_metadata}
-    checks.begin(req, instance, cell, action, action, values, brief=True)
+
+    def first(ctx):
+        if not _up(ctx, instance.host):
+            raise _ComputeDown()
+    try:
+        checks.begin(req, instance, cell, action, action, values,
+                     first=first, brief=True)
+    except _ComputeDown:
+        raise errors.Conflict(SERVICE_UNAVAILABLE)
     written = checks.as_written(instance, cell, values)
     try:
         boot.conductor_api().migrate_server(
@@ -240,7 +252,6 @@ def resize(req, value):
     ctxt = util.context(req)
     checks.check_locked(ctxt, instance)
     checks.check_state(instance, 'resize', VM_STATES)
-    _check_host_up(ctxt, instance, cell)
     flavor = _new_flavor(ctxt, value['flavorRef'], instance)
     _check_quota(ctxt, util.conf(req), instance, flavor)
     return _move(req, instance, cell, 'resize', flavor=flavor)
@@ -265,7 +276,6 @@ def migrate(req, value):
         checks.find(req, MIGRATE_HOST_POLICY)
     checks.check_locked(ctxt, instance)
     checks.check_state(instance, 'migrate', VM_STATES)
-    _check_host_up(ctxt, instance, cell)
     if host is not None:
         _target_host(ctxt, instance, host)
     return _move(req, instance, cell, 'migrate', host=host)
@@ -293,7 +303,7 @@ def _begin_end(req, instance, cell, key, status, values,
     def first(ctx):
         migration = claim(ctx)
         if source_up and not _up(ctx, migration.source_compute):
-            raise _SourceDown()
+            raise _ComputeDown()
         # NOTE: the last one: a transaction may run again (a deadlock).
         claimed.append(migration)
     try:
@@ -302,16 +312,9 @@ def _begin_end(req, instance, cell, key, status, values,
     except (exception.UnexpectedMigrationStatusError,
             exception.MigrationNotFound):
         raise errors.BadRequest(NOT_RESIZED)
-    except _SourceDown:
+    except _ComputeDown:
         raise errors.Conflict(SERVICE_UNAVAILABLE)
     return claimed[-1]
-
-
-def _up(ctx, host):
-    """True when ``host``'s compute service (read in ``ctx``) is up."""
-    service = compute_records.select_service(
-        ctx, host=host, binary=cell_hosts.COMPUTE_BINARY)
-    return service is not None and cell_hosts.is_up(service)
 
 
 def _unclaim(ctxt, cell, instance, migration, status, values):
