@@ -16,9 +16,13 @@ from common import exception
 from services.api import cell_hosts
 from services.api import errors
 from services.api.handlers import servers
+from services.api.schemas import types
 from services.api import util
 
 ANY = None
+# NOTE: Nova's 400 for a move forced without a host (live migration,
+# evacuation).
+NO_FORCED_HOST = "Can't force to a non-provided destination"
 
 
 def find(req, rule, fault=False):
@@ -63,6 +67,18 @@ def check_state(instance, method, vm_states=ANY, task_states=(None,)):
     if task_states is not ANY and instance.task_state not in task_states:
         raise invalid_state(instance, method, 'task_state',
                             instance.task_state)
+
+
+def forced(body, host):
+    """The ``force`` of a move's body (a named host skips the
+    scheduler), for the microversions that have it.
+
+    :raises errors.BadRequest: forced without a host (Nova's message).
+    """
+    force = types.to_bool(body.get('force', False))
+    if force and not host:
+        raise errors.BadRequest(NO_FORCED_HOST)
+    return force
 
 
 def as_written(instance, cell, values):

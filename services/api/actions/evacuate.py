@@ -38,13 +38,11 @@ from common.db import migration_records
 from common.objects import instance as inst
 from common.objects import migration as migration_obj
 from services.api.actions import checks
-from services.api.actions import live_migrate
 from services.api import boot
 from services.api import cell_hosts
 from services.api import errors
 from services.api.handlers import servers
 from services.api.schemas import server_actions as schemas
-from services.api.schemas import types
 from services.api import util
 
 LOG = logging.getLogger(__name__)
@@ -146,12 +144,7 @@ def _force(req, data, host):
 
     :raises errors.BadRequest: forced without a host (Nova's message).
     """
-    if not util.at_least(req, FORCE_VERSION):
-        return False
-    force = types.to_bool(data.get('force', False))
-    if force and not host:
-        raise errors.BadRequest(live_migrate.NO_FORCED_HOST)
-    return force
+    return util.at_least(req, FORCE_VERSION) and checks.forced(data, host)
 
 
 def evacuate(req, value):

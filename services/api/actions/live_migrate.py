@@ -51,8 +51,6 @@ VM_STATES = (inst.ACTIVE, inst.PAUSED)
 AUTO_VERSION = (2, 25)
 FORCE_VERSION = (2, 30)
 ASYNC_VERSION = (2, 34)
-# NOTE: Nova's 400 for a forced move without a host; evacuate's too.
-NO_FORCED_HOST = "Can't force to a non-provided destination"
 # NOTE: what the conductor's synchronous answer (below 2.34) may raise
 # that Nova's API turns into a 400.
 BAD_REQUEST = (exception.NoValidHost, exception.MigrationPreCheckError,
@@ -79,10 +77,7 @@ def _arguments(req, body):
     if not util.at_least(req, FORCE_VERSION):
         # NOTE: before 2.30 a named host bypassed the scheduler.
         return host, block, bool(host)
-    force = types.to_bool(body.get('force', False))
-    if force and not host:
-        raise errors.BadRequest(NO_FORCED_HOST)
-    return host, block, force
+    return host, block, checks.forced(body, host)
 
 
 def _check_target(ctxt, instance, cell, host):

@@ -369,14 +369,14 @@ def _old_flavor_back(ctxt, instance, migration):
 
 
 def _end_resize(req, value, key, policy, method, status, values, rpc,
-                answer):
+                answer, source_up=False):
     util.validate({key: value}, getattr(schemas, method))
     instance, cell = checks.find(req, policy)
     ctxt = util.context(req)
     checks.check_locked(ctxt, instance)
     checks.check_state(instance, key, (inst.RESIZED,))
     migration = _begin_end(req, instance, cell, key, status, values,
-                           source_up=rpc == 'confirm_resize')
+                           source_up=source_up)
     try:
         _send_end(ctxt, cell, rpc, instance, migration)
     except Exception as exc:
@@ -392,7 +392,7 @@ def confirm_resize(req, value):
     """``confirmResize``: 204; the source's guest and allocation go."""
     return _end_resize(req, value, 'confirmResize', CONFIRM_POLICY,
                        'CONFIRM_RESIZE', migration_obj.CONFIRMING, {},
-                       'confirm_resize', 204)
+                       'confirm_resize', 204, source_up=True)
 
 
 def revert_resize(req, value):
